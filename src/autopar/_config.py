@@ -1,0 +1,62 @@
+"""Every ``AUTOPAR_*`` setting, read in one place.
+
+| variable               | default       | meaning                                                      |
+|------------------------|---------------|--------------------------------------------------------------|
+| ``AUTOPAR_ENGINE``     | ``threaded``  | engine policy: ``threaded`` or ``naive``                     |
+| ``AUTOPAR_CPU_DEVICES``| ``1``         | split the machine's cores into this many CPU devices         |
+| ``AUTOPAR_MAX_PENDING``| ``10000``     | bound on pushed-but-unfinished ops; ``push`` blocks past it  |
+| ``AUTOPAR_EXIT_TIMEOUT``| ``30``       | seconds pending work may take at exit before it is cancelled |
+
+Each is read once, when first needed; code overrides them with
+``engine.set_engine``, ``set_cpu_devices`` and ``engine.set_max_pending``.
+A malformed value raises ``ValueError`` naming the variable and what it takes.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENGINES = ("threaded", "naive")
+DEFAULT_MAX_PENDING = 10_000
+DEFAULT_EXIT_TIMEOUT = 30.0
+
+
+def _positive_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name}={raw!r}: expected a whole number >= 1; unset it for the default {default}")
+    return value
+
+
+def engine_name() -> str:
+    raw = os.environ.get("AUTOPAR_ENGINE", "threaded").strip().lower() or "threaded"
+    if raw not in ENGINES:
+        raise ValueError(f"AUTOPAR_ENGINE={raw!r}: expected one of {', '.join(ENGINES)}")
+    return raw
+
+
+def cpu_devices() -> int:
+    return _positive_int("AUTOPAR_CPU_DEVICES", 1)
+
+
+def max_pending() -> int:
+    return _positive_int("AUTOPAR_MAX_PENDING", DEFAULT_MAX_PENDING)
+
+
+def exit_timeout() -> float:
+    raw = os.environ.get("AUTOPAR_EXIT_TIMEOUT")
+    if raw is None or raw.strip() == "":
+        return DEFAULT_EXIT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"AUTOPAR_EXIT_TIMEOUT={raw!r}: expected seconds >= 0")
+    return value

@@ -1,0 +1,43 @@
+"""Streams and events: how stream lanes order device-side work.
+
+A *host lane* runs an op to completion on its worker thread. A *stream lane*
+only *issues* the op: its worker runs the op's function with the lane's stream
+current, so the kernels it launches are queued on that stream, then records an
+event. The engine orders issued work with these two calls alone:
+
+- ``stream.wait_event(event)``: work queued on ``stream`` from now on waits for
+  ``event`` on the device, without blocking the host;
+- ``event.synchronize()`` / ``event.query()``: the host learns the work before
+  the event has finished.
+
+Two implementations: CUDA (``_cuda.py``, torch streams and events) and a
+simulated stream (``_sim.py``) that runs queued host callables on a thread of
+its own, so the engine's stream logic is tested without a GPU.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+
+class Event(Protocol):
+    def query(self) -> bool:
+        """True once the work queued before the event has finished."""
+
+    def synchronize(self) -> None:
+        """Block the calling thread until the event has completed."""
+
+
+class Stream(Protocol):
+    def record_event(self) -> Event:
+        """An event that completes when the work queued so far has finished."""
+
+    def wait_event(self, event: Event) -> None:
+        """Make work queued from now on wait for ``event``; returns at once."""
+
+    def activate(self) -> AbstractContextManager[object]:
+        """Make this the current stream of the calling thread (for the op's kernels)."""
+
+    def synchronize(self) -> None:
+        """Block until every piece of work queued on the stream has finished."""

@@ -1,0 +1,214 @@
+"""The dependency engine: push Python work that reads and writes vars; it runs
+whatever is independent at the same time, in an order no program can tell
+apart from step-by-step execution.
+
+    from autopar import engine
+    a, b = engine.Var("a"), engine.Var("b")
+    engine.push(load, writes=[a])                 # returns at once
+    engine.push(step, reads=[a], writes=[b])      # runs after load
+    engine.wait_for_var(b)                        # blocks; raises step's error, if any
+
+Two policies share one dependency tracker (``_tracker.py``): ``threaded``
+(default; per-device lanes with worker threads, ``_threaded.py``) and ``naive``
+(each op inline at push; the reference, ``_naive.py``). Choose with
+``AUTOPAR_ENGINE`` or :func:`set_engine`. See ``docs/design/engine.md``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from autopar import _config
+from autopar.devices import Device
+from autopar.devices import _device as _devices
+from autopar.engine import _base
+from autopar.engine._hooks import Listener, add_listener, remove_listener
+from autopar.engine._naive import NaiveEngine
+from autopar.engine._op import Op, OpState
+from autopar.engine._threaded import ThreadedEngine
+from autopar.engine._var import Failure, Var
+from autopar.errors import AutoparError
+
+__all__ = [
+    "Failure",
+    "Listener",
+    "Op",
+    "OpState",
+    "Var",
+    "add_listener",
+    "current_engine",
+    "get_engine",
+    "pending",
+    "push",
+    "remove_listener",
+    "set_cpu_devices",
+    "set_engine",
+    "set_max_pending",
+    "synchronize",
+    "wait_for_var",
+    "waitall",
+]
+
+Engine = ThreadedEngine | NaiveEngine
+
+_lock = threading.Lock()
+_engine: Engine | None = None
+_max_pending: int | None = None  # None: AUTOPAR_MAX_PENDING or the default
+
+
+def _make(name: str) -> Engine:
+    if name == "naive":
+        return NaiveEngine()
+    return ThreadedEngine(_max_pending if _max_pending is not None else _config.max_pending())
+
+
+def current_engine() -> Engine:
+    """The engine in use, made on first use from ``AUTOPAR_ENGINE``."""
+    global _engine
+    engine = _engine
+    if engine is None:
+        with _lock:
+            if _engine is None:
+                _engine = _make(_config.engine_name())
+            engine = _engine
+    return engine
+
+
+def get_engine() -> str:
+    """The name of the engine policy in use: ``"threaded"`` or ``"naive"``."""
+    return current_engine().name
+
+
+def set_engine(name: str) -> None:
+    """Switch the policy to ``"threaded"`` or ``"naive"``.
+
+    Pending work on the old engine finishes first; failures nobody has
+    observed stay to be raised by the next ``waitall``.
+    """
+    global _engine
+    if name not in _config.ENGINES:
+        raise ValueError(f"set_engine: unknown engine {name!r}; expected one of {', '.join(_config.ENGINES)}")
+    _base.check_not_in_op("set_engine()")
+    with _lock:
+        old = _engine
+        if old is not None and old.name == name:
+            return
+        if old is not None:
+            old.drain()
+            old.shutdown(0)
+        _engine = _make(name)
+
+
+def push(
+    fn: Callable[[], Any],
+    reads: Iterable[Var] = (),
+    writes: Iterable[Var] = (),
+    device: Any = None,
+    priority: int = 0,
+    name: str | None = None,
+    lane: str = "compute",
+) -> Op:
+    """Schedule ``fn()`` on ``device``'s ``lane``; return its :class:`Op` at once.
+
+    ``fn`` runs once every earlier write to ``reads`` and every earlier read or
+    write of ``writes`` has finished. A var in both counts as written. Among
+    ready ops on one lane, higher ``priority`` runs first. If ``fn`` raises, the
+    error is stored on ``writes`` (SPEC §4). ``device`` defaults to ``cpu:0``;
+    ``lane`` is ``"compute"`` or one of the device's copy lanes. Blocks only when
+    the pending-work bound is reached (:func:`set_max_pending`).
+    """
+    return (_engine or current_engine()).push(fn, reads, writes, device, priority, name, lane)
+
+
+def wait_for_var(var: Var) -> None:
+    """Block until the writes pushed to ``var`` so far have finished.
+
+    Does not wait for reads. Raises the failure stored on ``var``, every time.
+    """
+    if type(var) is not Var:
+        raise TypeError(f"wait_for_var: expected an engine.Var, got {var!r}")
+    current_engine().wait_for_var(var)
+
+
+def waitall() -> None:
+    """Block until every pushed op has finished; then raise the first failure
+    that no read has raised yet (each failure at most once)."""
+    current_engine().waitall()
+
+
+def synchronize(device: Any = None) -> None:
+    """Block until all work on ``device`` (every device if ``None``) has finished.
+
+    Raises, like :func:`waitall`, the first unobserved failure of that device.
+    """
+    dev = None if device is None else Device(device)
+    current_engine().synchronize(dev)
+
+
+def pending() -> int:
+    """How many pushed ops have not finished yet."""
+    return current_engine().pending()
+
+
+def set_max_pending(n: int | None) -> None:
+    """Bound the pushed-but-unfinished ops; ``push`` blocks past it.
+
+    ``None`` restores the default (``AUTOPAR_MAX_PENDING``, else 10,000).
+    """
+    global _max_pending
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"set_max_pending: n={n!r}; expected a whole number >= 1, or None for the default")
+    _max_pending = n
+    value = n if n is not None else _config.max_pending()
+    engine = _engine
+    if engine is not None:
+        engine.set_max_pending(value)
+
+
+def set_cpu_devices(n: int) -> None:
+    """Split the machine's cores into ``n`` CPU devices ``cpu:0..n-1``.
+
+    Callable whenever no work is pending; each device gets an even share of
+    the cores for its operations.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_cpu_devices: n={n!r}; expected a whole number >= 1")
+    _base.check_not_in_op("set_cpu_devices()")
+    engine = _engine
+    if engine is not None and engine.pending():
+        raise AutoparError(
+            f"set_cpu_devices({n}): {engine.pending()} operations are still pending; "
+            f"call autopar.waitall() first"
+        )
+    _devices._set_cpu_device_count(n)
+    if engine is not None:
+        engine.reset_lanes()
+
+
+def _at_exit() -> None:
+    engine = _engine
+    if engine is None:
+        return
+    try:
+        timeout = _config.exit_timeout()
+    except ValueError:
+        timeout = _config.DEFAULT_EXIT_TIMEOUT
+    try:
+        engine.shutdown(timeout)
+    except KeyboardInterrupt:
+        print("autopar: interrupted while waiting for pending work at exit", file=sys.stderr)
+    n = _base.unobserved_count()
+    if n:
+        first = next(iter(_base._unobserved))
+        print(
+            f"autopar: {n} failed operation(s) were never observed; the first: "
+            f"{type(first.error).__name__} in {first.op_name!r} on {first.device}: {first.error}",
+            file=sys.stderr,
+        )
+
+
+atexit.register(_at_exit)

@@ -1,0 +1,150 @@
+"""What every engine policy shares: argument checks, failure bookkeeping, the
+blocking-call guard.
+
+Failures (SPEC §4). A failed op stores one :class:`Failure` on each var it
+writes. An op that reads or writes a failed var is *skipped* and its writes
+carry the same Failure object, so one error raised once is one failure,
+however far it flowed. Failures not yet raised by a read wait in
+``_unobserved`` (in the order they happened) for ``waitall``/``synchronize``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from autopar.devices import Device, cpu
+from autopar.engine._op import Op, OpState
+from autopar.engine._var import Failure, Var
+from autopar.errors import BlockingCallError
+
+_local = threading.local()
+_failures_lock = threading.Lock()
+_unobserved: dict[Failure, None] = {}
+
+
+def current_op() -> Op | None:
+    """The op whose function is running on this thread, if any."""
+    return getattr(_local, "op", None)
+
+
+def set_current_op(op: Op | None) -> None:
+    _local.op = op
+
+
+def check_not_in_op(call: str) -> None:
+    """Raise BlockingCallError when a blocking ``call`` is made inside an engine op."""
+    op = getattr(_local, "op", None)
+    if op is not None:
+        raise BlockingCallError(
+            f"{call} was called inside engine operation {op.name!r} on {op.device}/{op.lane}; "
+            f"it would wait for work queued behind that operation. Push the code that needs "
+            f"the value as another operation that reads it (engine.push(fn, reads=...)), "
+            f"or call {call} outside the operation"
+        )
+
+
+def var_tuple(items: Iterable[Var] | Var, what: str) -> tuple[Var, ...]:
+    if type(items) is Var:
+        return (items,)
+    out = tuple(items)
+    for item in out:
+        if type(item) is not Var:
+            raise TypeError(f"push: {what} must hold engine.Var objects; got {item!r} ({type(item).__name__})")
+    return out
+
+
+def normalize(
+    fn: Callable[[], Any],
+    reads: Iterable[Var],
+    writes: Iterable[Var],
+    device: Any,
+    priority: int,
+) -> tuple[tuple[Var, ...], tuple[Var, ...], Device]:
+    if not callable(fn):
+        raise TypeError(f"push: fn must be callable with no arguments; got {fn!r}")
+    writes_t = var_tuple(writes, "writes") if writes else ()
+    reads_t = var_tuple(reads, "reads") if reads else ()
+    if reads_t and (writes_t or len(reads_t) > 1):
+        # A var in both counts as written; a var read twice is read once.
+        seen = set(writes_t)
+        kept = []
+        for var in reads_t:
+            if var not in seen:
+                seen.add(var)
+                kept.append(var)
+        reads_t = tuple(kept)
+    if len(writes_t) > 1:
+        writes_t = tuple(dict.fromkeys(writes_t))
+    if device is None:
+        device = cpu(0)
+    elif type(device) is not Device:
+        device = Device(device)
+    if type(priority) is not int:
+        raise TypeError(f"push: priority must be an int; got {priority!r}")
+    return reads_t, writes_t, device
+
+
+def first_failure(op: Op) -> Failure | None:
+    for var in op.reads:
+        if var.failure is not None:
+            return var.failure
+    for var in op.writes:
+        if var.failure is not None:
+            return var.failure
+    return None
+
+
+def fail(op: Op, error: BaseException) -> None:
+    """``op``'s function raised ``error``: store a new failure on what it writes."""
+    failure = Failure(op.name, op.device, error)
+    op.failure = failure
+    op.state = OpState.FAILED
+    for var in op.writes:
+        var.failure = failure
+    with _failures_lock:
+        _unobserved[failure] = None
+
+
+def skip(op: Op, failure: Failure) -> None:
+    """``op`` touches a failed var: it does not run, and its writes carry ``failure``."""
+    op.failure = failure
+    op.state = OpState.SKIPPED
+    for var in op.writes:
+        var.failure = failure
+
+
+def raise_for_var(var: Var) -> None:
+    """A blocking read of ``var``: raise its failure (every time), marking it observed."""
+    failure = var.failure
+    if failure is not None:
+        mark_observed(failure)
+        raise failure.exception()
+
+
+def mark_observed(failure: Failure) -> None:
+    with _failures_lock:
+        failure.observed = True
+        _unobserved.pop(failure, None)
+
+
+def raise_unobserved(device: Device | None = None) -> None:
+    """Raise the first failure no read has raised (on ``device``, or any); clear the rest."""
+    with _failures_lock:
+        if not _unobserved:
+            return
+        if device is None:
+            chosen = list(_unobserved)
+        else:
+            chosen = [f for f in _unobserved if f.device == device]
+        for failure in chosen:
+            failure.observed = True
+            del _unobserved[failure]
+    if chosen:
+        raise chosen[0].exception()
+
+
+def unobserved_count() -> int:
+    with _failures_lock:
+        return len(_unobserved)

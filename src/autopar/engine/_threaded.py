@@ -1,0 +1,451 @@
+"""The threaded policy: per-device lanes, each with its own worker thread.
+
+Design note
+-----------
+*Tracking* (``_tracker.py``) decides when an op may run; this module decides
+*where* and *how*. One engine lock guards all of it: the var queues, the lane
+heaps and the counters. Python runs one bytecode at a time anyway, so a lock per
+var would only add acquisitions; one per op event (push, finish) is the floor.
+
+Lanes. Every device has named lanes (``devices.lane_specs``): ``compute`` and
+copy lanes. A lane is a heap of ready ops ordered by ``(-priority, seq)`` --
+higher priority first, push order among equals -- and one worker thread. A
+worker finishes its op and takes the next under a single acquisition of the
+lock, and only sleeps when its heap is empty, so a burst of ready ops costs one
+wake-up, not one per op.
+
+Host lanes run an op to completion. CPU compute workers set torch's intra-op
+threads to their device's share of the cores the first time they run an op
+after torch is imported, so two CPU devices on two cores run side by side
+instead of oversubscribing each other.
+
+Stream lanes (CUDA, simulated) only *issue* an op: the worker runs its function
+with the lane's stream current, then records an event, and the op counts as
+finished for the tracker at once, so the host never blocks between device ops.
+What the device has not yet done is carried by events on the vars:
+
+- ``var._write_event``: ``(lane, event)`` of the last write issued on a stream;
+- ``var._read_events``: per stream lane, the event of the last read since then.
+
+When an op becomes ready, the events it must wait for are those of its reads'
+writers and, for its writes, of the writer and the readers before it. A stream
+op hands them to ``stream.wait_event`` (skipping its own stream, which is
+ordered already); a host op whose events are not complete goes to the *event
+watcher*, a thread that waits on them and then queues the op on its lane -- so
+no lane worker ever blocks on the device. ``wait_for_var`` synchronizes the
+var's last write event; ``waitall`` and ``synchronize`` synchronize the streams.
+
+Back-pressure. ``push`` blocks while ``max_pending`` ops are pushed and not
+finished, and resumes when the count falls to 90% of the bound (so a producer
+wakes once per batch, not once per op). Pushes made inside an op never block:
+the op may be what the others wait for.
+
+Exit. ``shutdown`` (registered with ``atexit``) waits up to the exit timeout
+for pending work, then cancels what is left with a message on stderr; workers
+are daemon threads, so the interpreter always exits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from autopar.devices import Device, LaneSpec, lane_specs
+from autopar.engine import _base, _hooks, _tracker
+from autopar.engine._op import Op, OpState
+from autopar.engine._var import Var
+
+_RUNNING = OpState.RUNNING
+_READY = OpState.READY
+_DONE = OpState.DONE
+
+
+class Lane:
+    """One lane of one device: a priority heap of ready ops and a worker thread."""
+
+    def __init__(self, engine: ThreadedEngine, spec: LaneSpec) -> None:
+        self.engine = engine
+        self.spec = spec
+        self.device = spec.device
+        self.name = spec.name
+        self.heap: list[tuple[int, int, Op]] = []
+        self.cond = threading.Condition(engine._lock)
+        self.waiting = False
+        self.stopping = False
+        self.pending = 0  # ops pushed to this lane and not finished
+        self.running: Op | None = None
+        self.stream = spec.make_stream() if spec.make_stream is not None else None
+        self._threads_set = False
+        self.thread = threading.Thread(target=self._work, name=f"autopar-{spec}", daemon=True)
+        self.thread.start()
+
+    def __repr__(self) -> str:
+        return f"<Lane {self.spec} queued={len(self.heap)} pending={self.pending}>"
+
+    def _configure_torch_threads(self) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(self.spec.threads)
+            self._threads_set = True
+
+    def _work(self) -> None:
+        if self.stream is not None:
+            self._activation = self.stream.activate()  # this thread issues onto this stream for good
+            self._activation.__enter__()
+        engine = self.engine
+        lock = engine._lock
+        heap = self.heap
+        done: Op | None = None
+        while True:
+            with lock:
+                if done is not None:
+                    self.running = None
+                    engine._finish_locked(done)
+                    done = None
+                while not heap:
+                    if self.stopping:
+                        return
+                    self.waiting = True
+                    self.cond.wait()
+                    self.waiting = False
+                op = heapq.heappop(heap)[2]
+                op.state = _RUNNING
+                self.running = op
+            if not self._threads_set:
+                self._configure_torch_threads()
+            self._run(op)
+            done = op
+
+    def _run(self, op: Op) -> None:
+        listeners = _hooks.listeners
+        if listeners:
+            op.t_start = time.perf_counter_ns()
+            for listener in listeners:
+                listener.op_started(op)
+        _base.set_current_op(op)
+        stream = self.stream
+        try:
+            if stream is not None and op.wait_events:
+                for event in op.wait_events:
+                    stream.wait_event(event)
+            op.fn()
+        except BaseException as error:  # a worker has no caller to propagate to
+            _base.fail(op, error)
+        else:
+            op.state = _DONE
+        finally:
+            _base.set_current_op(None)
+            if stream is not None:
+                op.event = (self, stream.record_event())
+        if listeners:
+            op.t_end = time.perf_counter_ns()
+
+
+class _EventWatcher:
+    """Waits on device events for host ops, then queues each op on its lane."""
+
+    def __init__(self, engine: ThreadedEngine) -> None:
+        self.engine = engine
+        self.queue: queue.SimpleQueue[tuple[Op, list[Any]]] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._work, name="autopar-event-watcher", daemon=True)
+        self.thread.start()
+
+    def add(self, op: Op, events: list[Any]) -> None:
+        self.queue.put((op, events))
+
+    def _work(self) -> None:
+        while True:
+            op, events = self.queue.get()
+            for event in events:
+                event.synchronize()
+            with self.engine._lock:
+                self.engine._enqueue_locked(op)
+
+
+class ThreadedEngine:
+    name = "threaded"
+
+    def __init__(self, max_pending: int) -> None:
+        self._lock = threading.Lock()
+        self._progress = threading.Condition(self._lock)  # waitall, synchronize, wait_for_var
+        self._space = threading.Condition(self._lock)  # back-pressure
+        self._lanes: dict[Device, dict[str, Lane]] = {}
+        self._seq = itertools.count()
+        self._pending = 0
+        self._idle_waiters = 0
+        self._space_waiters = 0
+        self._max_pending = max_pending
+        self._low_water = max(0, max_pending - max(1, max_pending // 10))
+        self._streams_used = False
+        self._watcher: _EventWatcher | None = None
+        self._closed = False
+
+    # -- pushing ---------------------------------------------------------------
+
+    def push(
+        self,
+        fn: Callable[[], Any],
+        reads: Iterable[Var] = (),
+        writes: Iterable[Var] = (),
+        device: Any = None,
+        priority: int = 0,
+        name: str | None = None,
+        lane: str = "compute",
+    ) -> Op:
+        reads_t, writes_t, dev = _base.normalize(fn, reads, writes, device, priority)
+        lanes = self._lanes.get(dev)
+        lane_obj = lanes.get(lane) if lanes is not None else None
+        if lane_obj is None:
+            lane_obj = self._make_lane(dev, lane)
+        op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq))
+        op._lane = lane_obj
+        listeners = _hooks.listeners
+        if listeners:
+            op.t_push = time.perf_counter_ns()
+            for listener in listeners:
+                listener.op_pushed(op)
+        with self._lock:
+            if self._pending >= self._max_pending and _base.current_op() is None:
+                self._wait_for_space_locked()
+            self._pending += 1
+            lane_obj.pending += 1
+            if _tracker.append(op):
+                self._schedule_locked([op])
+        return op
+
+    def _wait_for_space_locked(self) -> None:
+        self._space_waiters += 1
+        try:
+            while self._pending >= self._max_pending:
+                self._space.wait()
+        finally:
+            self._space_waiters -= 1
+
+    def _make_lane(self, device: Device, name: str) -> Lane:
+        specs = lane_specs(device)
+        if name not in specs:
+            raise ValueError(f"push: device {device} has no lane {name!r}; its lanes are {', '.join(specs)}")
+        with self._lock:
+            lanes = self._lanes.setdefault(device, {})
+            lane = lanes.get(name)
+            if lane is None:
+                lane = lanes[name] = Lane(self, specs[name])
+                if lane.stream is not None:
+                    self._streams_used = True
+                    if self._watcher is None:
+                        self._watcher = _EventWatcher(self)
+            return lane
+
+    # -- scheduling (all with the lock held) -----------------------------------
+
+    def _schedule_locked(self, ready: list[Op]) -> None:
+        """Send ready ops to their lanes; skipped ops finish here and may ready more."""
+        i = 0
+        while i < len(ready):
+            op = ready[i]
+            i += 1
+            failure = _base.first_failure(op)
+            if failure is not None:
+                _base.skip(op, failure)
+                self._release_locked(op, ready)
+                if _hooks.listeners:
+                    self._notify_finished(op)
+                continue
+            if self._streams_used:
+                events = self._device_events(op)
+                if events:
+                    if op._lane.stream is not None:
+                        own = op._lane
+                        op.wait_events = [event for lane, event in events if lane is not own]
+                    else:
+                        unfinished = [event for _, event in events if not event.query()]
+                        if unfinished:
+                            assert self._watcher is not None
+                            self._watcher.add(op, unfinished)
+                            continue
+            self._enqueue_locked(op)
+
+    def _enqueue_locked(self, op: Op) -> None:
+        lane = op._lane
+        op.state = _READY
+        heapq.heappush(lane.heap, (-op.priority, op.seq, op))
+        if lane.waiting:
+            lane.cond.notify()
+
+    @staticmethod
+    def _device_events(op: Op) -> list[tuple[Any, Any]]:
+        events: list[tuple[Any, Any]] = []
+        for var in op.reads:
+            if var._write_event is not None:
+                events.append(var._write_event)
+        for var in op.writes:
+            if var._write_event is not None:
+                events.append(var._write_event)
+            if var._read_events:
+                events.extend(var._read_events.items())
+        return events
+
+    def _finish_locked(self, op: Op) -> None:
+        ready: list[Op] = []
+        self._release_locked(op, ready)
+        if ready:
+            self._schedule_locked(ready)
+        if _hooks.listeners:
+            self._notify_finished(op)
+
+    @staticmethod
+    def _notify_finished(op: Op) -> None:
+        if not op.t_end:
+            op.t_end = time.perf_counter_ns()
+        for listener in _hooks.listeners:
+            listener.op_finished(op)
+
+    def _release_locked(self, op: Op, ready: list[Op]) -> None:
+        if self._streams_used:
+            recorded = op.event
+            if recorded is not None:
+                for var in op.reads:
+                    if var._read_events is None:
+                        var._read_events = {recorded[0]: recorded[1]}
+                    else:
+                        var._read_events[recorded[0]] = recorded[1]
+                for var in op.writes:
+                    var._write_event = recorded
+                    var._read_events = None
+            elif op.state is not OpState.SKIPPED:
+                for var in op.writes:
+                    var._write_event = None
+                    var._read_events = None
+        _tracker.release(op, ready)
+        self._pending -= 1
+        lane = op._lane
+        lane.pending -= 1
+        wake = bool(self._idle_waiters) and not lane.pending
+        if not wake:
+            for var in op.writes:
+                if var._waiters:
+                    wake = True
+                    break
+        if wake:
+            self._progress.notify_all()
+        if self._space_waiters and self._pending <= self._low_water:
+            self._space.notify_all()
+
+    # -- waiting ---------------------------------------------------------------
+
+    def _stream_lanes(self, device: Device | None = None) -> list[Lane]:
+        return [
+            lane
+            for dev, lanes in list(self._lanes.items())
+            if device is None or dev == device
+            for lane in lanes.values()
+            if lane.stream is not None
+        ]
+
+    def waitall(self) -> None:
+        _base.check_not_in_op("waitall()")
+        self._wait_idle(None)
+        _base.raise_unobserved()
+
+    def synchronize(self, device: Device | None = None) -> None:
+        _base.check_not_in_op("synchronize()")
+        self._wait_idle(device)
+        _base.raise_unobserved(device)
+
+    def _wait_idle(self, device: Device | None, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._idle_waiters += 1
+            try:
+                while True:
+                    if device is None:
+                        busy = self._pending > 0
+                    else:
+                        busy = any(lane.pending for lane in self._lanes.get(device, {}).values())
+                    if not busy:
+                        break
+                    if deadline is None:
+                        self._progress.wait()
+                    else:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            return False
+                        self._progress.wait(left)
+            finally:
+                self._idle_waiters -= 1
+        for lane in self._stream_lanes(device):
+            lane.stream.synchronize()
+        return True
+
+    def wait_for_var(self, var: Var) -> None:
+        _base.check_not_in_op("wait_for_var()")
+        with self._lock:
+            target = var._writes_pushed
+            if var.version < target:
+                var._waiters += 1
+                try:
+                    while var.version < target:
+                        self._progress.wait()
+                finally:
+                    var._waiters -= 1
+            recorded = var._write_event
+        if recorded is not None:
+            recorded[1].synchronize()
+        _base.raise_for_var(var)
+
+    def pending(self) -> int:
+        return self._pending
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait for pending work without raising failures; False on timeout."""
+        return self._wait_idle(None, timeout)
+
+    # -- configuration and exit --------------------------------------------------
+
+    def set_max_pending(self, n: int) -> None:
+        with self._lock:
+            self._max_pending = n
+            self._low_water = max(0, n - max(1, n // 10))
+            if self._space_waiters:
+                self._space.notify_all()
+
+    def reset_lanes(self) -> None:
+        """Drop the CPU lanes (their thread shares changed); new ones start on next push."""
+        with self._lock:
+            for device in [d for d in self._lanes if d.kind == "cpu"]:
+                for lane in self._lanes.pop(device).values():
+                    lane.stopping = True
+                    lane.cond.notify()
+
+    def shutdown(self, timeout: float) -> None:
+        if self._closed:
+            return
+        if self._pending and not self.drain(timeout):
+            with self._lock:
+                cancelled = 0
+                for lanes in self._lanes.values():
+                    for lane in lanes.values():
+                        lane.stopping = True
+                        for _, _, op in lane.heap:
+                            op.state = OpState.CANCELLED
+                            op.failure = None
+                            cancelled += 1
+                        lane.heap.clear()
+                        lane.cond.notify()
+                running = [lane.running for lanes in self._lanes.values() for lane in lanes.values() if lane.running]
+                waiting = self._pending - cancelled - len(running)
+            names = ", ".join(repr(op.name) for op in running[:3]) or "none"
+            print(
+                f"autopar: {self._pending} operation(s) still pending {timeout:g} s after exit began "
+                f"(AUTOPAR_EXIT_TIMEOUT); cancelled {cancelled} queued and {max(waiting, 0)} waiting, "
+                f"abandoned {len(running)} running ({names})",
+                file=sys.stderr,
+                flush=True,
+            )
+        self._closed = True

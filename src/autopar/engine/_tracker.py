@@ -1,0 +1,96 @@
+"""Dependency tracking: the var queues. Plain data structures, no threads.
+
+Every var keeps three things:
+
+- ``_reading``: how many granted reads have not finished;
+- ``_writing``: whether a granted write has not finished;
+- ``_queue``: the requests not yet granted, as ``(op, is_write)`` in push order.
+
+The rules, for one var:
+
+- a read is granted at once when no write is granted or queued before it;
+  any number of reads can be granted together;
+- a write is granted when nothing is granted and nothing is queued before it;
+- when a write finishes, the reads at the head of the queue are granted
+  together; if the head is a write, it is granted alone;
+- when the last granted read finishes, the write at the head is granted.
+  (The head of a queue with no write granted is always a write: a read can only
+  be queued behind a write.)
+
+An op is ready when each of its vars has granted it (``op.pending`` counts the
+vars still to grant). A var listed in both ``reads`` and ``writes`` counts as
+written: the engine strips it from ``reads`` before calling :func:`append`.
+
+Worked example. Three ops are pushed in this order (``A`` and ``B`` are vars)::
+
+    op1: writes A            A: writing=True                      op1 ready
+    op2: reads A, writes B   A: queue=[op2 r]   B: writing=True   op2 waits for A
+    op3: reads A             A: queue=[op2 r, op3 r]              op3 waits for A
+    op4: writes A            A: queue=[op2 r, op3 r, op4 w]       op4 waits for A
+
+    op1 finishes  -> A grants op2 and op3 together (reading=2): both ready
+    op3 finishes  -> A: reading=1, op4 still waits
+    op2 finishes  -> A: reading=0, grants op4; B: version 1
+
+op2 and op3 run at the same time; op4 (a write) waits for both reads pushed
+before it, and neither read ever sees op4's value: the order of the program
+is kept.
+
+Because every op appends to all its vars in one step, under one lock, the
+per-var queues agree on one global push order, so no cycle (deadlock) can form.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autopar.engine._op import Op
+
+
+def append(op: Op) -> bool:
+    """Enqueue ``op`` on the queues of its vars; return True when it is ready at once."""
+    pending = 0
+    for var in op.reads:
+        if not var._writing and not var._queue:
+            var._reading += 1
+        else:
+            var._queue.append((op, False))
+            pending += 1
+    for var in op.writes:
+        var._writes_pushed += 1
+        if not var._writing and not var._reading and not var._queue:
+            var._writing = True
+        else:
+            var._queue.append((op, True))
+            pending += 1
+    op.pending = pending
+    return pending == 0
+
+
+def release(op: Op, ready: list[Op]) -> None:
+    """``op`` has finished: release its vars and append the ops now ready to ``ready``."""
+    for var in op.reads:
+        var._reading -= 1
+        if not var._reading and var._queue:
+            writer = var._queue.popleft()[0]
+            var._writing = True
+            writer.pending -= 1
+            if not writer.pending:
+                ready.append(writer)
+    for var in op.writes:
+        var._writing = False
+        var.version += 1
+        queue = var._queue
+        while queue and not queue[0][1]:
+            reader = queue.popleft()[0]
+            var._reading += 1
+            reader.pending -= 1
+            if not reader.pending:
+                ready.append(reader)
+        if queue and not var._reading:
+            writer = queue.popleft()[0]
+            var._writing = True
+            writer.pending -= 1
+            if not writer.pending:
+                ready.append(writer)

@@ -1,0 +1,101 @@
+"""Vars and failures: the state the tracker keeps per piece of data."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from autopar.engine._op import Op
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A handle for a piece of state whose reads and writes are ordered.
+
+    ``version`` counts the writes to it that have finished; ``failure`` is the
+    failure stored on it by a failed write (SPEC §4), or ``None``.
+    """
+
+    __slots__ = (
+        "name",
+        "id",
+        "version",
+        "failure",
+        "_reading",
+        "_writing",
+        "_queue",
+        "_writes_pushed",
+        "_waiters",
+        "_write_event",
+        "_read_events",
+        "__weakref__",
+    )
+
+    def __init__(self, name: str | None = None) -> None:
+        self.id = next(_var_ids)
+        self.name = name if name is not None else f"var{self.id}"
+        self.version = 0
+        self.failure: Failure | None = None
+        # Tracker state (see _tracker.py): granted reads not yet finished, a
+        # granted write not yet finished, and the requests waiting in push order.
+        self._reading = 0
+        self._writing = False
+        self._queue: deque[tuple[Op, bool]] = deque()
+        self._writes_pushed = 0
+        self._waiters = 0
+        # Stream lanes (see _threaded.py): the event of the last write issued on
+        # a stream, and per stream lane the last read issued since that write.
+        self._write_event: tuple[Any, Any] | None = None
+        self._read_events: dict[Any, Any] | None = None
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes pushed to this var that have not finished yet."""
+        return self._writes_pushed - self.version
+
+    def __repr__(self) -> str:
+        state = "failed" if self.failure is not None else ("writing" if self._writing else "idle")
+        if self._reading and not self._writing:
+            state = f"{self._reading} reading"
+        return f"<Var {self.name!r} version={self.version} {state} queued={len(self._queue)}>"
+
+
+class Failure:
+    """An error raised inside an op, stored on every var the op writes.
+
+    ``observed`` becomes true once a blocking read (or ``waitall``) has raised it.
+    """
+
+    __slots__ = ("op_name", "device", "error", "observed")
+
+    def __init__(self, op_name: str, device: object, error: BaseException) -> None:
+        self.op_name = op_name
+        self.device = device
+        self.error = error
+        self.observed = False
+
+    def exception(self) -> BaseException:
+        """A fresh exception of the original type whose message names the failed op.
+
+        The original (with its traceback from the worker) is chained as ``__cause__``.
+        """
+        err = self.error
+        where = f"in autopar operation {self.op_name!r} on {self.device}"
+        message = str(err)
+        fresh: BaseException
+        try:
+            fresh = type(err)(f"{message} [{where}]" if message else where)
+            if type(fresh) is not type(err):
+                raise TypeError("constructor returned another type")
+        except Exception:
+            fresh = copy.copy(err)
+            fresh.add_note(where)
+        fresh.__cause__ = err
+        return fresh
+
+    def __repr__(self) -> str:
+        return f"<Failure {type(self.error).__name__} in {self.op_name!r} on {self.device}>"

@@ -1,0 +1,321 @@
+"""One conformance suite for both engine policies (fixture ``eng``), then the
+threaded policy's own properties: overlap, lanes, priorities, threads, bounds."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import autopar
+from autopar import engine
+from autopar.errors import BlockingCallError
+
+# -- conformance: both engines ---------------------------------------------------
+
+
+def test_read_after_write(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    box: list[int] = []
+    eng.push(lambda: (time.sleep(0.02), box.append(1)), writes=[a])
+    got: list[list[int]] = []
+    eng.push(lambda: got.append(list(box)), reads=[a])
+    eng.waitall()
+    assert got == [[1]]
+
+
+def test_write_after_read(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    box = [0]
+    seen: list[int] = []
+    eng.push(lambda: (time.sleep(0.02), seen.append(box[0])), reads=[a])
+    eng.push(lambda: box.__setitem__(0, 1), writes=[a], device=autopar.cpu(0), lane="copy")
+    eng.waitall()
+    assert seen == [0] and box == [1]
+
+
+def test_writes_keep_push_order_across_lanes(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    out: list[int] = []
+    for i in range(200):
+        eng.push(lambda i=i: out.append(i), writes=[a], lane="copy" if i % 3 else "compute", priority=i % 5)
+    eng.waitall()
+    assert out == list(range(200))
+
+
+def test_var_in_reads_and_writes_counts_as_written(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    out: list[str] = []
+    eng.push(lambda: (time.sleep(0.02), out.append("rw")), reads=[a], writes=[a])
+    eng.push(lambda: out.append("r"), reads=[a], lane="copy")
+    eng.waitall()
+    assert out == ["rw", "r"]
+
+
+def test_version_counts_finished_writes(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    for _ in range(5):
+        eng.push(lambda: None, writes=[a])
+    eng.push(lambda: None, reads=[a])
+    eng.wait_for_var(a)
+    assert a.version == 5 and a.pending_writes == 0
+
+
+def test_wait_for_var_waits_for_writes_only(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b = eng.Var(), eng.Var()
+    release = threading.Event()
+    box: list[int] = []
+    eng.push(lambda: box.append(1), writes=[a])
+    if eng.get_engine() == "threaded":
+        # A reader of `a` that blocks until released: wait_for_var(a) must not wait for it.
+        eng.push(lambda: release.wait(10), reads=[a], writes=[b], lane="copy")
+    eng.wait_for_var(a)
+    assert box == [1]
+    release.set()
+    eng.waitall()
+
+
+def test_push_returns_op_with_state_in_repr(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var("a")
+    op = eng.push(lambda: None, writes=[a], name="hello")
+    eng.waitall()
+    assert op.state is eng.OpState.DONE
+    assert repr(op) == "<Op 'hello' on cpu:0/compute state=done>"
+    assert "version=1" in repr(a)
+
+
+def test_bad_arguments_raise_at_push(eng) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="callable"):
+        eng.push(42)
+    with pytest.raises(TypeError, match="engine.Var"):
+        eng.push(lambda: None, reads=["a"])
+    with pytest.raises(ValueError, match="no lane 'dma'.*compute, copy"):
+        eng.push(lambda: None, lane="dma")
+    with pytest.raises(autopar.DeviceError, match="cpu:7 does not exist"):
+        eng.push(lambda: None, device="cpu:7")
+    with pytest.raises(TypeError, match="priority"):
+        eng.push(lambda: None, priority="high")
+
+
+# -- failures (SPEC §4) ----------------------------------------------------------
+
+
+class Boom(ValueError):
+    pass
+
+
+def boom() -> None:
+    raise Boom("kaput")
+
+
+def test_failure_is_stored_on_writes_and_raised_by_every_read(eng) -> None:  # type: ignore[no-untyped-def]
+    a = eng.Var()
+    eng.push(boom, writes=[a], name="exploder")
+    for _ in range(3):
+        with pytest.raises(Boom, match=r"kaput \[in autopar operation 'exploder' on cpu:0\]") as info:
+            eng.wait_for_var(a)
+        assert isinstance(info.value.__cause__, Boom)
+    eng.waitall()  # already observed by a read: not raised again
+
+
+def test_failure_flows_to_dependants_which_do_not_run(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b, c = eng.Var(), eng.Var(), eng.Var()
+    ran: list[str] = []
+    eng.push(boom, writes=[a], name="first")
+    eng.push(lambda: ran.append("b"), reads=[a], writes=[b])
+    eng.push(lambda: ran.append("c"), writes=[a, c])  # writes a failed var: does not run either
+    with pytest.raises(Boom, match="'first'"):
+        eng.wait_for_var(b)
+    with pytest.raises(Boom, match="'first'"):
+        eng.wait_for_var(c)
+    assert ran == []
+
+
+def test_waitall_raises_each_unobserved_failure_once(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b = eng.Var(), eng.Var()
+    eng.push(boom, writes=[a], name="one")
+    eng.push(lambda: (_ for _ in ()).throw(KeyError("two")), writes=[b], name="two")
+    with pytest.raises(Boom, match="'one'"):
+        eng.waitall()
+    eng.waitall()  # the other was cleared
+    with pytest.raises(KeyError):
+        eng.wait_for_var(b)  # but reads still raise it
+
+
+def test_synchronize_raises_failures_of_its_device_only(eng) -> None:  # type: ignore[no-untyped-def]
+    eng.set_cpu_devices(2)
+    try:
+        eng.push(boom, writes=[eng.Var()], device="cpu:1", name="on1")
+        eng.synchronize(autopar.cpu(0))  # a failure on cpu:1 is not cpu:0's
+        with pytest.raises(Boom, match="'on1' on cpu:1"):
+            eng.synchronize(autopar.cpu(1))
+        eng.synchronize()  # raised once: cleared
+        eng.waitall()
+    finally:
+        eng.set_cpu_devices(1)
+
+
+def test_engine_keeps_working_after_a_failure(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b = eng.Var(), eng.Var()
+    eng.push(boom, writes=[a])
+    with pytest.raises(Boom):
+        eng.waitall()
+    out: list[int] = []
+    eng.push(lambda: out.append(1), writes=[b])
+    eng.wait_for_var(b)
+    assert out == [1]
+
+
+def test_blocking_inside_an_op_raises(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b = eng.Var(), eng.Var()
+    eng.push(eng.waitall, writes=[a], name="waits")
+    eng.push(lambda: eng.wait_for_var(a), writes=[b], name="reads")
+    with pytest.raises(BlockingCallError, match="waitall\\(\\) was called inside engine operation 'waits'"):
+        eng.wait_for_var(a)
+    with pytest.raises(BlockingCallError):
+        eng.wait_for_var(b)
+
+
+def test_push_from_inside_an_op(eng) -> None:  # type: ignore[no-untyped-def]
+    a, b = eng.Var(), eng.Var()
+    out: list[str] = []
+    eng.push(lambda: (out.append("outer"), eng.push(lambda: out.append("inner"), writes=[b])), writes=[a])
+    eng.wait_for_var(a)
+    eng.wait_for_var(b)
+    assert out == ["outer", "inner"]
+
+
+def test_differential_small_program_with_failures(eng) -> None:  # type: ignore[no-untyped-def]
+    from _workloads import random_program, run_program
+
+    steps = random_program(7, 400, 12, ["cpu:0"], fail_rate=0.03)
+    got = run_program(steps, 12)
+    engine.set_engine("naive")
+    want = run_program(steps, 12)
+    assert got == want
+
+
+# -- threaded engine: parallelism, lanes, threads ----------------------------------
+
+
+def test_two_reads_overlap(threaded) -> None:  # type: ignore[no-untyped-def]
+    a = engine.Var()
+    both = threading.Barrier(2, timeout=10)
+    results: list[bool] = []
+
+    def reader() -> None:
+        both.wait()  # passes only if the two reads run at the same time
+        results.append(True)
+
+    engine.push(reader, reads=[a], lane="compute")
+    engine.push(reader, reads=[a], lane="copy")
+    engine.waitall()
+    assert results == [True, True]
+
+
+def test_copy_lane_does_not_wait_behind_compute(threaded) -> None:  # type: ignore[no-untyped-def]
+    gate = threading.Event()
+    copied = threading.Event()
+    engine.push(lambda: gate.wait(10), writes=[engine.Var()], lane="compute")
+    engine.push(copied.set, writes=[engine.Var()], lane="copy")
+    assert copied.wait(10), "the copy waited behind an unrelated compute op"
+    gate.set()
+    engine.waitall()
+
+
+def test_priority_orders_ready_ops_on_a_lane(threaded) -> None:  # type: ignore[no-untyped-def]
+    gate = threading.Event()
+    engine.push(lambda: gate.wait(10), lane="compute")  # hold the lane while we queue
+    order: list[int] = []
+    for prio in [0, 3, 1, 3, -2, 2]:
+        engine.push(lambda p=prio: order.append(p), priority=prio, writes=[engine.Var()])
+    gate.set()
+    engine.waitall()
+    assert order == [3, 3, 2, 1, 0, -2]
+
+
+def test_eight_threads_pushing_at_once(threaded) -> None:  # type: ignore[no-untyped-def]
+    shared = engine.Var("shared")
+    counter = [0]
+    per_thread: dict[int, list[int]] = {t: [] for t in range(8)}
+    own = {t: engine.Var(f"own{t}") for t in range(8)}
+
+    def producer(t: int) -> None:
+        for i in range(500):
+            engine.push(lambda: counter.__setitem__(0, counter[0] + 1), writes=[shared])
+            engine.push(lambda i=i: per_thread[t].append(i), writes=[own[t]], lane="copy")
+
+    threads = [threading.Thread(target=producer, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    engine.waitall()
+    assert counter[0] == 4000
+    assert all(per_thread[t] == list(range(500)) for t in range(8))
+
+
+def test_back_pressure_bounds_pending_work(threaded) -> None:  # type: ignore[no-untyped-def]
+    engine.set_max_pending(50)
+    try:
+        gate = threading.Event()
+        high = [0]
+        engine.push(lambda: gate.wait(10), writes=[engine.Var()])
+        pushed = [0]
+
+        def producer() -> None:
+            for _ in range(500):
+                engine.push(lambda: None, writes=[engine.Var()])
+                pushed[0] += 1
+                high[0] = max(high[0], engine.pending())
+
+        th = threading.Thread(target=producer)
+        th.start()
+        th.join(0.5)
+        assert th.is_alive(), "push did not block at the bound"
+        assert pushed[0] < 60
+        gate.set()
+        th.join(10)
+        assert not th.is_alive() and pushed[0] == 500
+        assert high[0] <= 50
+    finally:
+        engine.set_max_pending(None)
+        engine.waitall()
+
+
+def test_set_max_pending_rejects_bad_values() -> None:
+    with pytest.raises(ValueError, match="whole number >= 1"):
+        engine.set_max_pending(0)
+
+
+def test_set_cpu_devices_needs_no_pending_work(threaded) -> None:  # type: ignore[no-untyped-def]
+    gate = threading.Event()
+    engine.push(lambda: gate.wait(10))
+    with pytest.raises(autopar.AutoparError, match="waitall"):
+        engine.set_cpu_devices(2)
+    gate.set()
+    engine.waitall()
+
+
+def test_two_cpu_devices_have_own_workers(threaded) -> None:  # type: ignore[no-untyped-def]
+    engine.set_cpu_devices(2)
+    try:
+        both = threading.Barrier(2, timeout=10)
+        names: list[str] = []
+
+        def meet() -> None:
+            both.wait()
+            names.append(threading.current_thread().name)
+
+        engine.push(meet, device="cpu:0", writes=[engine.Var()])
+        engine.push(meet, device="cpu:1", writes=[engine.Var()])
+        engine.waitall()
+        assert sorted(names) == ["autopar-cpu:0/compute", "autopar-cpu:1/compute"]
+    finally:
+        engine.set_cpu_devices(1)
+
+
+def test_set_engine_rejects_unknown() -> None:
+    with pytest.raises(ValueError, match="threaded, naive"):
+        engine.set_engine("fast")

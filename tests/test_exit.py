@@ -1,0 +1,80 @@
+"""Interpreter exit with pending work: it finishes, or is cancelled with a message; never a hang."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+
+def run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
+
+
+def test_pending_work_finishes_at_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "done.txt"
+    proc = run(
+        f"""
+        import time
+        from autopar import engine
+        v = engine.Var()
+        for i in range(20):
+            engine.push(lambda i=i: time.sleep(0.01), writes=[v])
+        engine.push(lambda: open({str(out)!r}, "w").write("finished"), writes=[v])
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == "finished"
+
+
+def test_stuck_work_is_cancelled_at_exit_with_a_message() -> None:
+    start = time.monotonic()
+    proc = run(
+        """
+        import threading
+        from autopar import engine
+        never = threading.Event()
+        v = engine.Var()
+        engine.push(never.wait, writes=[v], name="stuck")
+        for _ in range(5):
+            engine.push(lambda: None, writes=[v])
+        print("pushed", flush=True)
+        """,
+        AUTOPAR_EXIT_TIMEOUT="0.5",
+    )
+    assert time.monotonic() - start < 30
+    assert proc.returncode == 0
+    assert "pushed" in proc.stdout
+    assert "still pending" in proc.stderr and "'stuck'" in proc.stderr
+
+
+def test_unobserved_failure_is_reported_at_exit() -> None:
+    proc = run(
+        """
+        from autopar import engine
+        def bad(): raise ValueError("lost")
+        engine.push(bad, writes=[engine.Var()], name="bad")
+        """
+    )
+    assert proc.returncode == 0
+    assert "never observed" in proc.stderr and "ValueError in 'bad'" in proc.stderr
+
+
+def test_import_does_not_import_torch() -> None:
+    proc = run(
+        """
+        import sys, autopar
+        from autopar import engine
+        engine.push(lambda: None); engine.waitall()
+        print(autopar.cpu(0), 'torch' in sys.modules)
+        """
+    )
+    assert proc.stdout.split() == ["cpu:0", "False"], proc.stderr
