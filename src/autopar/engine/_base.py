@@ -22,6 +22,8 @@ from autopar.errors import BlockingCallError
 _local = threading.local()
 _failures_lock = threading.Lock()
 _unobserved: dict[Failure, None] = {}
+# Until the first failure, no var can hold one, and schedulers skip the check.
+failures_seen = False
 
 
 def current_op() -> Op | None:
@@ -45,10 +47,13 @@ def check_not_in_op(call: str) -> None:
         )
 
 
-def var_tuple(items: Iterable[Var] | Var, what: str) -> tuple[Var, ...]:
+_DEFAULT_DEVICE = cpu(0)  # cpu:0 always exists
+
+
+def _var_tuple(items: Any, what: str) -> tuple[Var, ...]:
     if type(items) is Var:
         return (items,)
-    out = tuple(items)
+    out = items if type(items) is tuple else tuple(items)
     for item in out:
         if type(item) is not Var:
             raise TypeError(f"push: {what} must hold engine.Var objects; got {item!r} ({type(item).__name__})")
@@ -62,23 +67,31 @@ def normalize(
     device: Any,
     priority: int,
 ) -> tuple[tuple[Var, ...], tuple[Var, ...], Device]:
+    """Check push's arguments; return reads (without written or repeated vars), writes, device."""
     if not callable(fn):
         raise TypeError(f"push: fn must be callable with no arguments; got {fn!r}")
-    writes_t = var_tuple(writes, "writes") if writes else ()
-    reads_t = var_tuple(reads, "reads") if reads else ()
+    writes_t = _var_tuple(writes, "writes") if writes else ()
+    reads_t = _var_tuple(reads, "reads") if reads else ()
     if reads_t and (writes_t or len(reads_t) > 1):
         # A var in both counts as written; a var read twice is read once.
-        seen = set(writes_t)
-        kept = []
-        for var in reads_t:
-            if var not in seen:
-                seen.add(var)
-                kept.append(var)
-        reads_t = tuple(kept)
+        if len(reads_t) == 1 and len(writes_t) == 1:
+            if reads_t[0] is writes_t[0]:
+                reads_t = ()
+        else:
+            seen = set(writes_t)
+            kept = []
+            for var in reads_t:
+                if var not in seen:
+                    seen.add(var)
+                    kept.append(var)
+            if len(kept) != len(reads_t):
+                reads_t = tuple(kept)
     if len(writes_t) > 1:
-        writes_t = tuple(dict.fromkeys(writes_t))
+        unique = tuple(dict.fromkeys(writes_t))
+        if len(unique) != len(writes_t):
+            writes_t = unique
     if device is None:
-        device = cpu(0)
+        device = _DEFAULT_DEVICE
     elif type(device) is not Device:
         device = Device(device)
     if type(priority) is not int:
@@ -98,6 +111,8 @@ def first_failure(op: Op) -> Failure | None:
 
 def fail(op: Op, error: BaseException) -> None:
     """``op``'s function raised ``error``: store a new failure on what it writes."""
+    global failures_seen
+    failures_seen = True
     failure = Failure(op.name, op.device, error)
     op.failure = failure
     op.state = OpState.FAILED

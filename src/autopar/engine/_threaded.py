@@ -128,7 +128,8 @@ class Lane:
             op.t_start = time.perf_counter_ns()
             for listener in listeners:
                 listener.op_started(op)
-        _base.set_current_op(op)
+        local = _base._local
+        local.op = op
         stream = self.stream
         try:
             if stream is not None and op.wait_events:
@@ -140,7 +141,7 @@ class Lane:
         else:
             op.state = _DONE
         finally:
-            _base.set_current_op(None)
+            local.op = None
             if stream is not None:
                 op.event = (self, stream.record_event())
         if listeners:
@@ -179,6 +180,7 @@ class ThreadedEngine:
         self._seq = itertools.count()
         self._pending = 0
         self._idle_waiters = 0
+        self._var_waiters = 0
         self._space_waiters = 0
         self._max_pending = max_pending
         self._low_water = max(0, max_pending - max(1, max_pending // 10))
@@ -216,7 +218,13 @@ class ThreadedEngine:
             self._pending += 1
             lane_obj.pending += 1
             if _tracker.append(op):
-                self._schedule_locked([op])
+                if _base.failures_seen or self._streams_used:
+                    self._schedule_locked([op])
+                else:  # the common case, inlined: nothing failed, no device events to wait for
+                    op.state = _READY
+                    heapq.heappush(lane_obj.heap, (-priority, op.seq, op))
+                    if lane_obj.waiting:
+                        lane_obj.cond.notify()
         return op
 
     def _wait_for_space_locked(self) -> None:
@@ -250,7 +258,7 @@ class ThreadedEngine:
         while i < len(ready):
             op = ready[i]
             i += 1
-            failure = _base.first_failure(op)
+            failure = _base.first_failure(op) if _base.failures_seen else None
             if failure is not None:
                 _base.skip(op, failure)
                 self._release_locked(op, ready)
@@ -327,7 +335,7 @@ class ThreadedEngine:
         lane = op._lane
         lane.pending -= 1
         wake = bool(self._idle_waiters) and not lane.pending
-        if not wake:
+        if not wake and self._var_waiters:
             for var in op.writes:
                 if var._waiters:
                     wake = True
@@ -389,11 +397,13 @@ class ThreadedEngine:
             target = var._writes_pushed
             if var.version < target:
                 var._waiters += 1
+                self._var_waiters += 1
                 try:
                     while var.version < target:
                         self._progress.wait()
                 finally:
                     var._waiters -= 1
+                    self._var_waiters -= 1
             recorded = var._write_event
         if recorded is not None:
             recorded[1].synchronize()
