@@ -87,9 +87,9 @@ __all__ = sorted(
 
 def __getattr__(name: str) -> Any:
     if name in _ARRAY_NAMES:
-        from autopar import array
+        from autopar import ndarray
 
-        value = getattr(array, name)
+        value = getattr(ndarray, name)
         globals()[name] = value
         return value
     if name == "profile":

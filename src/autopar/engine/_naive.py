@@ -36,6 +36,7 @@ class NaiveEngine:
         priority: int = 0,
         name: str | None = None,
         lane: str = "compute",
+        inline: bool = False,
     ) -> Op:
         reads_t, writes_t, dev = _base.normalize(fn, reads, writes, device, priority)
         if dev not in self._checked or lane != "compute":
@@ -83,6 +84,30 @@ class NaiveEngine:
             for listener in listeners:
                 listener.op_finished(op)
         return op
+
+    def push_checked(
+        self,
+        fn: Callable[[], Any],
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        device: Device,
+        priority: int,
+        name: str | None,
+        lane: str,
+        inline: bool,
+    ) -> Op:
+        return self.push(fn, reads, writes, device, priority, name, lane)
+
+    def push_tiny(
+        self,
+        fn: Callable[[], Any],
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        device: Device,
+        name: str | None,
+        lane: str,
+    ) -> None:
+        self.push(fn, reads, writes, device, 0, name, lane)
 
     def _stream(self, device: Device) -> Any:
         stream = self._streams.get(device)

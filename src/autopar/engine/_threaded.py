@@ -108,8 +108,8 @@ class Lane:
                     self.running = None
                     engine._finish_locked(done)
                     done = None
-                while not heap:
-                    if self.stopping:
+                while not heap or self.running is not None:
+                    if self.stopping and not heap:
                         return
                     self.waiting = True
                     self.cond.wait()
@@ -148,6 +148,16 @@ class Lane:
             op.t_end = time.perf_counter_ns()
 
 
+class _TinyOp:
+    """What ``_tracker.release`` needs of an op run by ``push_tiny``."""
+
+    __slots__ = ("reads", "writes")
+
+    def __init__(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
+        self.reads = reads
+        self.writes = writes
+
+
 class _EventWatcher:
     """Waits on device events for host ops, then queues each op on its lane."""
 
@@ -173,7 +183,9 @@ class ThreadedEngine:
     name = "threaded"
 
     def __init__(self, max_pending: int) -> None:
-        self._lock = threading.Lock()
+        # Reentrant: a tiny kernel runs under it, and a finalizer run during the
+        # kernel may push (see push_tiny).
+        self._lock = threading.RLock()
         self._progress = threading.Condition(self._lock)  # waitall, synchronize, wait_for_var
         self._space = threading.Condition(self._lock)  # back-pressure
         self._lanes: dict[Device, dict[str, Lane]] = {}
@@ -199,33 +211,143 @@ class ThreadedEngine:
         priority: int = 0,
         name: str | None = None,
         lane: str = "compute",
+        inline: bool = False,
     ) -> Op:
+        """See ``engine.push``. ``inline=True`` (array ops known to be tiny, never
+        arbitrary user functions) lets the op run on the calling thread when it
+        is ready at once and its lane has nothing queued or running."""
         reads_t, writes_t, dev = _base.normalize(fn, reads, writes, device, priority)
-        lanes = self._lanes.get(dev)
+        return self.push_checked(fn, reads_t, writes_t, dev, priority, name, lane, inline)
+
+    def push_checked(
+        self,
+        fn: Callable[[], Any],
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        device: Device,
+        priority: int,
+        name: str | None,
+        lane: str,
+        inline: bool,
+    ) -> Op:
+        """``push`` for callers that pass what ``normalize`` returns (the array layer)."""
+        lanes = self._lanes.get(device)
         lane_obj = lanes.get(lane) if lanes is not None else None
         if lane_obj is None:
-            lane_obj = self._make_lane(dev, lane)
-        op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq))
+            lane_obj = self._make_lane(device, lane)
+        op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq))
         op._lane = lane_obj
         listeners = _hooks.listeners
         if listeners:
             op.t_push = time.perf_counter_ns()
             for listener in listeners:
                 listener.op_pushed(op)
+        run_here = False
         with self._lock:
             if self._pending >= self._max_pending and _base.current_op() is None:
                 self._wait_for_space_locked()
             self._pending += 1
             lane_obj.pending += 1
             if _tracker.append(op):
-                if _base.failures_seen or self._streams_used:
+                if (
+                    inline
+                    and not lane_obj.heap
+                    and lane_obj.running is None
+                    and lane_obj.stream is None
+                    and not (_base.failures_seen and _base.first_failure(op))
+                    and not (self._streams_used and self._device_events(op))
+                    and getattr(_base._local, "op", None) is None
+                ):
+                    op.state = _RUNNING
+                    lane_obj.running = op
+                    run_here = True
+                elif _base.failures_seen or self._streams_used:
                     self._schedule_locked([op])
                 else:  # the common case, inlined: nothing failed, no device events to wait for
                     op.state = _READY
                     heapq.heappush(lane_obj.heap, (-priority, op.seq, op))
                     if lane_obj.waiting:
                         lane_obj.cond.notify()
+        if run_here:
+            self._run_inline(op, lane_obj)
         return op
+
+    def push_tiny(
+        self,
+        fn: Callable[[], Any],
+        reads: tuple[Var, ...],
+        writes: tuple[Var, ...],
+        device: Device,
+        name: str | None,
+        lane: str,
+    ) -> None:
+        """Run a tiny trusted kernel (an array op) at once if nothing orders it later.
+
+        When every var would grant it at once, nothing has failed, no device
+        events are involved and its lane is idle, the kernel runs right here,
+        under the engine lock, with no op record: versions move on as if it had
+        been pushed and finished. Otherwise it is pushed as usual. Not for user
+        functions (they must stay asynchronous, and may call back into autopar).
+        """
+        lanes = self._lanes.get(device)
+        lane_obj = lanes.get(lane) if lanes is not None else None
+        if lane_obj is not None and not _hooks.listeners and not self._streams_used and not _base.failures_seen:
+            with self._lock:
+                if not lane_obj.heap and lane_obj.running is None and lane_obj.stream is None:
+                    for var in reads:
+                        if var._writing or var._queue:
+                            break
+                    else:
+                        for var in writes:
+                            if var._writing or var._reading or var._queue:
+                                break
+                        else:
+                            # Granted, as _tracker.append would: if the kernel re-enters
+                            # (a finalizer that pushes), later ops queue behind it.
+                            for var in reads:
+                                var._reading += 1
+                            for var in writes:
+                                var._writing = True
+                                var._writes_pushed += 1
+                            record = _TinyOp(reads, writes)
+                            try:
+                                fn()
+                            except Exception as error:
+                                _base.fail(Op(fn, reads, writes, device, lane, 0, name, next(self._seq)), error)
+                            finally:
+                                ready: list[Op] = []
+                                _tracker.release(record, ready)  # type: ignore[arg-type]
+                                if ready:
+                                    self._schedule_locked(ready)
+                            return
+        self.push_checked(fn, reads, writes, device, 0, name, lane, True)
+
+    def _run_inline(self, op: Op, lane: Lane) -> None:
+        """Run a ready tiny op on the calling thread, holding its lane."""
+        interrupted: BaseException | None = None
+        if _hooks.listeners:
+            lane._run(op)
+        else:
+            local = _base._local
+            local.op = op
+            try:
+                op.fn()
+            except Exception as error:
+                _base.fail(op, error)
+            except BaseException as error:  # Ctrl-C mid-kernel: finish the op's bookkeeping, then re-raise
+                _base.fail(op, error)
+                interrupted = error
+            else:
+                op.state = _DONE
+            finally:
+                local.op = None
+        with self._lock:
+            lane.running = None
+            self._finish_locked(op)
+            if lane.heap and lane.waiting:
+                lane.cond.notify()
+        if interrupted is not None:
+            raise interrupted
 
     def _wait_for_space_locked(self) -> None:
         self._space_waiters += 1

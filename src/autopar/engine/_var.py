@@ -21,7 +21,7 @@ class Var:
     """
 
     __slots__ = (
-        "name",
+        "_name",
         "id",
         "version",
         "failure",
@@ -37,7 +37,7 @@ class Var:
 
     def __init__(self, name: str | None = None) -> None:
         self.id = next(_var_ids)
-        self.name = name if name is not None else f"var{self.id}"
+        self._name = name
         self.version = 0
         self.failure: Failure | None = None
         # Tracker state (see _tracker.py): granted reads not yet finished, a
@@ -51,6 +51,10 @@ class Var:
         # a stream, and per stream lane the last read issued since that write.
         self._write_event: tuple[Any, Any] | None = None
         self._read_events: dict[Any, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name if self._name is not None else f"var{self.id}"
 
     @property
     def pending_writes(self) -> int:

@@ -1,0 +1,341 @@
+"""NDArray: data on one device whose value may still be pending.
+
+Design note
+-----------
+An array is a *view* of a *storage*. A storage holds one engine ``Var`` and one
+torch tensor, which the op that produces the storage sets exactly once, inside
+the engine; every later op changes the tensor's contents in place (``x += 1``,
+``x[0] = 5``), never the reference. An array adds to its storage a view
+function (``None`` for the whole storage), a shape, a dtype and a device.
+
+Views -- basic indexing, ``reshape`` of a whole storage, ``transpose``/``.T`` --
+share the storage and its var, as in NumPy: writing through a view is a write
+to the base, ordered by the same var, so no op can see half of an update.
+Every op reads the vars of its inputs' storages and writes its output's; the
+engine does the rest. Shape and dtype are computed when the op is called
+(``_shapes.py``, ``_dtypes.py``), so errors are raised there, and ``.shape``
+never waits.
+
+Reading a value (``numpy()``, ``item()``, ``repr`` ...) waits for the storage's
+var and raises its failure, if any (SPEC §4); a failed array never shows data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from autopar import engine
+from autopar.ndarray import _dtypes
+from autopar.devices import Device, cpu
+from autopar.engine import _base
+from autopar.errors import DeviceError
+
+# Ops whose output has at most this many elements run on the pushing thread
+# when their inputs are ready and their lane is idle: the hand-off to a worker
+# would cost more than the kernel.
+TINY_NUMEL = 1 << 14
+
+torch.get_num_threads()  # settle this thread's intra-op threads before any worker sets its own
+
+
+class Storage:
+    """One engine var and the tensor it guards (``None`` until produced)."""
+
+    __slots__ = ("var", "tensor", "lane", "contiguous")
+
+    def __init__(self, tensor: torch.Tensor | None = None, name: str | None = None) -> None:
+        self.var = engine.Var(name)
+        self.tensor = tensor
+        self.lane = "compute"  # the lane whose stream allocated the tensor (CUDA)
+        # Ops always produce contiguous tensors; only from_torch may bring others.
+        self.contiguous = tensor is None or tensor.is_contiguous()
+
+
+class NDArray:
+    """An n-dimensional array on one device; operations on it run asynchronously.
+
+    ``shape``, ``dtype``, ``ndim``, ``size`` and ``device`` (alias ``ctx``) are
+    known at once; reading values (``numpy()``, ``item()``, ``float(x)``,
+    ``repr``) waits for the work that produces them.
+    """
+
+    __slots__ = ("_storage", "_view", "shape", "_tdtype", "device", "__weakref__")
+    __array_priority__ = 1000.0  # NumPy defers mixed operators to us
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    _storage: Storage
+    _view: Callable[[torch.Tensor], torch.Tensor] | None
+    shape: tuple[int, ...]
+    _tdtype: torch.dtype
+    device: Device
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def dtype(self) -> Any:
+        return _dtypes.numpy_dtype(self._tdtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def ctx(self) -> Device:
+        return self.device
+
+    @property
+    def T(self) -> NDArray:
+        return self.transpose()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[NDArray]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    # -- reading values (blocking) ----------------------------------------------
+
+    def wait_to_read(self) -> NDArray:
+        """Block until this array's pending writes have finished; raise its failure."""
+        engine.wait_for_var(self._storage.var)
+        return self
+
+    def _ready_tensor(self) -> torch.Tensor:
+        engine.wait_for_var(self._storage.var)
+        return value_of(self)
+
+    def torch(self) -> torch.Tensor:
+        """The value as a torch tensor (blocks); shares memory with this array."""
+        return self._ready_tensor()
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the value (blocks)."""
+        t = self._ready_tensor().detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.dtype is torch.bfloat16:
+            t = t.float()
+        return t.numpy().copy()
+
+    asnumpy = numpy
+
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError(f"item: only an array of size 1 has one item; this one has shape {self.shape}")
+        return self._ready_tensor().item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._tdtype.is_floating_point or self._tdtype is torch.bool:
+            raise TypeError(f"only integer arrays of size 1 can be used as an index; this one is {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of an array of shape {self.shape} is ambiguous; use (x).any() or (x).all()"
+            )
+        return bool(self.item())
+
+    def __repr__(self) -> str:
+        text = repr(self.numpy())
+        if self.device != cpu(0):
+            text = text[:-1] + f", device={self.device})"
+        return text
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    def __dlpack__(self, stream: Any = None) -> Any:
+        return self._ready_tensor().__dlpack__(stream=stream) if stream is not None else self._ready_tensor().__dlpack__()
+
+    def __dlpack_device__(self) -> Any:
+        return self._ready_tensor().__dlpack_device__()
+
+    def __reduce__(self) -> Any:
+        return (array, (self.numpy(),), {"device": str(self.device)})
+
+    def __setstate__(self, state: Any) -> None:  # pragma: no cover - via __reduce__
+        pass
+
+
+# -- making arrays --------------------------------------------------------------
+
+
+def make(
+    shape: tuple[int, ...],
+    tdtype: torch.dtype,
+    device: Device,
+    storage: Storage | None = None,
+    view: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> NDArray:
+    arr = object.__new__(NDArray)
+    arr._storage = storage if storage is not None else Storage()
+    arr._view = view
+    arr.shape = shape
+    arr._tdtype = tdtype
+    arr.device = device
+    return arr
+
+
+def value_of(arr: NDArray) -> torch.Tensor:
+    """The array's tensor; valid inside an op that reads or writes it (or after a wait)."""
+    view = arr._view
+    tensor = arr._storage.tensor
+    if tensor is None:  # pragma: no cover - the engine orders this away
+        raise RuntimeError(f"internal error: array of shape {arr.shape} read before it was produced")
+    return tensor if view is None else view(tensor)
+
+
+def as_device(device: Any, ctx: Any = None, what: str = "device") -> Device:
+    """Resolve ``device=`` / ``ctx=`` (MXNet spelling) to a Device; default cpu:0."""
+    if device is not None and ctx is not None and Device(device) != Device(ctx):
+        raise ValueError(f"{what}: device={device} and ctx={ctx} disagree; pass one of them")
+    chosen = device if device is not None else ctx
+    if chosen is None:
+        return cpu(0)
+    dev = chosen if type(chosen) is Device else Device(chosen)
+    if dev.kind == "sim":
+        raise DeviceError(f"{dev}: simulated devices run engine ops only; arrays live on cpu and cuda devices")
+    return dev
+
+
+def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
+    device = arrays[0].device
+    for other in arrays[1:]:
+        if other.device is not device and other.device != device:
+            raise DeviceError(
+                f"{op}: operands are on different devices, {device} and {other.device}; "
+                f"move one first, e.g. x.to({device!s:s}) or x.copyto(autopar.Device('{device}'))"
+            )
+    return device
+
+
+def _inline_push(
+    fn: Callable[[], Any],
+    reads: tuple[engine.Var, ...],
+    writes: tuple[engine.Var, ...],
+    device: Device,
+    name: str,
+    tiny: bool,
+    lane: str = "compute",
+) -> None:
+    if reads and writes[0] in reads:  # an in-place op reading its target counts as a write
+        reads = tuple(v for v in reads if v is not writes[0])
+    if len(reads) > 1 and len(set(reads)) != len(reads):
+        reads = tuple(dict.fromkeys(reads))
+    eng = engine._engine or engine.current_engine()
+    if tiny:
+        eng.push_tiny(fn, reads, writes, device, name, lane)
+    else:
+        eng.push_checked(fn, reads, writes, device, 0, name, lane, False)
+
+
+def launch(
+    name: str,
+    kernel: Callable[..., torch.Tensor],
+    out: NDArray,
+    inputs: Sequence[NDArray],
+    lane: str = "compute",
+    tiny: bool | None = None,
+    device: Device | None = None,
+) -> NDArray:
+    """Push ``out = kernel(*input tensors)`` as an op on ``device``'s ``lane``
+    (default: ``out``'s device). ``tiny`` (default: judged by ``out``'s size)
+    lets the engine run it on the calling thread when its lane is idle."""
+    storage = out._storage
+    dtype = out._tdtype
+    where = out.device if device is None else device
+    cuda = where.kind == "cuda"
+
+    def run() -> None:
+        tensors = [a._storage.tensor if a._view is None else value_of(a) for a in inputs]
+        if cuda:
+            guard_streams(inputs, tensors, lane)
+        result = kernel(*tensors)
+        if result.dtype is not dtype:
+            result = result.to(dtype)
+        if not result.is_contiguous():
+            result = result.contiguous()
+        storage.tensor = result
+        storage.lane = lane
+
+    reads = tuple(a._storage.var for a in inputs)
+    if tiny is None:
+        tiny = out.size <= TINY_NUMEL
+    _inline_push(run, reads, (storage.var,), where, name, tiny and not cuda, lane)
+    return out
+
+
+def launch_inplace(
+    name: str,
+    kernel: Callable[..., Any],
+    target: NDArray,
+    inputs: Sequence[NDArray],
+    lane: str = "compute",
+    device: Device | None = None,
+) -> NDArray:
+    """Push ``kernel(target tensor, *input tensors)``, which updates the target in place."""
+    where = target.device if device is None else device
+    cuda = where.kind == "cuda"
+
+    def run() -> None:
+        tensors = [value_of(a) for a in inputs]
+        t = value_of(target)
+        if cuda:
+            guard_streams([target, *inputs], [t, *tensors], lane)
+        kernel(t, *tensors)
+
+    reads = tuple(a._storage.var for a in inputs)
+    _inline_push(run, reads, (target._storage.var,), where, name, target.size <= TINY_NUMEL and not cuda, lane)
+    return target
+
+
+def guard_streams(arrays: Sequence[NDArray], tensors: Sequence[torch.Tensor], lane: str) -> None:
+    """Tell torch's caching allocator that this lane's stream uses tensors allocated on another.
+
+    Without it, memory freed on the allocating stream could be reused while this
+    stream still reads it (PyTorch CUDA semantics: ``Tensor.record_stream``).
+    """
+    stream = None
+    for arr, t in zip(arrays, tensors):
+        if arr._storage.lane != lane and t.is_cuda:
+            if stream is None:
+                stream = torch.cuda.current_stream()
+            t.record_stream(stream)
+
+
+def current_op_guard(call: str) -> None:
+    _base.check_not_in_op(call)
+
+
+from autopar.ndarray import _ops  # noqa: E402  (attaches the operators to NDArray)
+from autopar.ndarray._creation import array  # noqa: E402
+
+__all__ = ["NDArray", "Storage", "_ops", "launch", "launch_inplace", "make", "value_of"]
