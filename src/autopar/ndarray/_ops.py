@@ -494,7 +494,7 @@ def setitem(a: NDArray, key: Any, value: Any) -> None:
     dtype = a._tdtype
     if type(value) is NDArray:
         same_device("index assignment", (a, value))
-        if _shapes.broadcast("index assignment", value.shape, index.shape) != index.shape:
+        if not _shapes.broadcasts_to(value.shape, index.shape):
             raise ValueError(
                 f"index assignment: a value of shape {value.shape} cannot be broadcast to the indexed shape {index.shape}"
             )

