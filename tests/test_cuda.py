@@ -42,7 +42,6 @@ def test_copies_both_ways_land_in_pinned_memory() -> None:
     host = ap.arange(1000.0)
     dev = host.copyto(ap.gpu(0))
     back = (dev * 2).to(ap.cpu(), non_blocking=True)
-    assert back._storage.tensor is None or back._storage.tensor.is_pinned() or True
     assert back.numpy()[-1] == 1998.0
     assert back.torch().is_pinned()
     blocking = dev.to(ap.cpu())  # returns after the copy finished

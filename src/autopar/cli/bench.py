@@ -1,0 +1,118 @@
+"""``autopar bench``: the benchmark suite, each figure next to a same-process baseline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="run the benchmark suite (overheads, two-device and overlap ratios)",
+        description="Measure per-op overhead of the engine and the arrays against baselines run in the same "
+        "process (direct calls, ThreadPoolExecutor, torch eager, Dask's threaded scheduler when installed), "
+        "the cost of profiling, and the chapter's two-device and copy-overlap ratios.",
+    )
+    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI)")
+    p.add_argument("--json", metavar="FILE", help="also write the figures, with machine info, as JSON")
+    p.set_defaults(run=run)
+
+
+def _dask_figure(n: int, repeats: int) -> Any:
+    try:
+        import dask.threaded
+    except ImportError:
+        return None
+    from autopar.benchmarks import Figure, median_of, timed
+
+    def noop(*_: Any) -> None:
+        return None
+
+    graph = {f"t{i}": (noop,) for i in range(n)}
+
+    def once() -> float:
+        return timed(lambda: dask.threaded.get(graph, list(graph), num_workers=1)) / n * 1e6
+
+    return Figure("Dask threaded scheduler", *median_of(repeats, once), unit="us/op")
+
+
+def _profiler_figures(n: int, repeats: int) -> list[Any]:
+    import autopar as ap
+    from autopar import engine
+    from autopar.benchmarks import Figure, engine_overhead, median_of
+
+    engine.set_engine("threaded")
+    off_before = Figure("engine, profiler never on", *median_of(repeats, lambda: engine_overhead._engine_run(n, False)), unit="us/op")
+    with ap.profile():
+        on = Figure("engine, profiler on", *median_of(repeats, lambda: engine_overhead._engine_run(n, False)), unit="us/op")
+    off_after = Figure("engine, profiler off again", *median_of(repeats, lambda: engine_overhead._engine_run(n, False)), unit="us/op")
+    on.note = f"{on.value / off_before.value:.2f}x off"
+    off_after.note = f"{off_after.value / off_before.value:.2f}x never on (1.00: profiling off costs nothing)"
+    return [off_before, on, off_after]
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    import autopar as ap
+    from autopar.benchmarks import Figure, arrays_overhead, chapter, engine_overhead
+
+    n, repeats = (3000, 3) if args.quick else (20_000, 5)
+    sections: list[tuple[str, list[Figure]]] = []
+
+    def step(message: str) -> None:
+        print(f"... {message}", file=sys.stderr, flush=True)
+
+    step("engine overhead")
+    figures = engine_overhead.run(n, repeats)
+    dask = _dask_figure(n, repeats)
+    if dask is not None:
+        figures.insert(2, dask)
+    sections.append(("engine: us per tiny op, pushed then waitall", figures))
+    step("array overhead")
+    sections.append(("arrays: us per tiny op (16 elements)", arrays_overhead.run(n, repeats)))
+    step("profiler cost")
+    sections.append(("profiling", _profiler_figures(n, repeats)))
+
+    step("the chapter's experiments")
+    from autopar.cli.demo import pick_devices
+
+    devices, target, why = pick_devices()
+    repeat = 10 if args.quick else 50
+    size = 256 if args.quick else chapter.calibrate(devices, repeat)
+    result = chapter.run_chapter(devices[0], devices[1], target, size, repeat, report=lambda line: None,
+                                 trials=2 if args.quick else 3)
+    sections.append((f"chapter on {devices[0]} and {devices[1]} ({why}; {repeat} products of {size}x{size})", [
+        Figure("both / max(T1, T2)", result.both_ratio, [result.t1, result.t2, result.both], unit="ratio",
+               note="target <= 1.10"),
+        Figure("run+copy / max(run, copy)", result.copy_ratio, [result.run, result.copy, result.run_and_copy],
+               unit="ratio", note="target <= 1.10"),
+    ]))
+
+    width = max(len(f.name) for _, figs in sections for f in figs)
+    for title, figs in sections:
+        print(f"\n{title}")
+        for f in figs:
+            print(f"  {f.name:<{width}}  {f.value:9.2f} {f.unit:<6} {f.note}")
+    if args.json:
+        info = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "gpus": [torch.cuda.get_device_name(i) for i in range(ap.num_gpus())],
+            "quick": args.quick,
+        }
+        out = {"machine": info, "sections": [{"title": t, "figures": [f.as_dict() for f in figs]} for t, figs in sections],
+               "chapter": result.as_dict()}
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=2)
+        print(f"\nfigures written to {args.json}")
+    return 0

@@ -1,0 +1,215 @@
+"""The profile recorder, its summary and its Chrome-trace export."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from autopar import engine
+from autopar.engine import Op, OpState
+
+
+@dataclass(frozen=True, slots=True)
+class OpRecord:
+    """One finished op. Times are ``time.perf_counter_ns()`` values."""
+
+    name: str
+    device: str
+    lane: str
+    push_ns: int
+    start_ns: int
+    end_ns: int
+    state: str  # "done", "failed", "skipped", "cancelled"
+    error: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return self.state in ("done", "failed") and self.start_ns > 0
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e9 if self.ran else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LaneStats:
+    device: str
+    lane: str
+    ops: int
+    busy_s: float
+    utilisation: float  # busy / wall
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Busy time per lane and, for the whole run, the share of wall time in
+    which at least two lanes were busy at once (the overlap)."""
+
+    lanes: list[LaneStats]
+    wall_s: float
+    overlap_s: float
+    failed: int = 0
+    skipped: int = 0
+
+    @property
+    def overlap_share(self) -> float:
+        return self.overlap_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    def __str__(self) -> str:
+        head = f"{'device':<8} {'lane':<9} {'ops':>6} {'busy (s)':>10} {'utilisation':>12}"
+        rows = [head, "-" * len(head)]
+        for s in self.lanes:
+            rows.append(f"{s.device:<8} {s.lane:<9} {s.ops:>6} {s.busy_s:>10.4f} {s.utilisation:>11.1%}")
+        rows.append("-" * len(head))
+        rows.append(f"wall time {self.wall_s:.4f} s; two or more lanes busy {self.overlap_s:.4f} s "
+                    f"({self.overlap_share:.1%} of the time)")
+        if self.failed or self.skipped:
+            rows.append(f"{self.failed} op(s) failed, {self.skipped} skipped because an input had failed")
+        return "\n".join(rows)
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+@dataclass
+class Profile:
+    """Records every op that finishes while attached; see :func:`profile`."""
+
+    records: list[OpRecord] = field(default_factory=list)
+    started_ns: int = 0
+    stopped_ns: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    # -- engine listener -------------------------------------------------------
+
+    def op_pushed(self, op: Op) -> None:
+        pass
+
+    def op_started(self, op: Op) -> None:
+        pass
+
+    def op_finished(self, op: Op) -> None:
+        error = ""
+        if op.failure is not None and op.state is OpState.FAILED:
+            error = f"{type(op.failure.error).__name__}: {op.failure.error}"
+        record = OpRecord(
+            op.name, str(op.device), op.lane, op.t_push, op.t_start, op.t_end or time.perf_counter_ns(),
+            op.state.value, error,
+        )
+        with self._lock:
+            self.records.append(record)
+
+    # -- context manager ---------------------------------------------------------
+
+    def __enter__(self) -> Profile:
+        self.started_ns = time.perf_counter_ns()
+        engine.add_listener(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            engine.current_engine().drain()  # record what the block pushed
+        finally:
+            engine.remove_listener(self)
+            self.stopped_ns = time.perf_counter_ns()
+
+    # -- results -------------------------------------------------------------------
+
+    def _ran(self) -> list[OpRecord]:
+        with self._lock:
+            return [r for r in self.records if r.ran]
+
+    def lanes(self) -> list[tuple[str, str]]:
+        """The (device, lane) rows that ran an op, in a stable order."""
+        order = {"compute": 0, "copy": 1, "copy_h2d": 2, "copy_d2h": 3}
+        seen = {(r.device, r.lane) for r in self._ran()}
+        return sorted(seen, key=lambda dl: (dl[0].split(":")[0], int(dl[0].split(":")[1]), order.get(dl[1], 9), dl[1]))
+
+    def summary(self) -> Summary:
+        ran = self._ran()
+        with self._lock:
+            failed = sum(1 for r in self.records if r.state == "failed")
+            skipped = sum(1 for r in self.records if r.state == "skipped")
+        if not ran:
+            return Summary([], 0.0, 0.0, failed, skipped)
+        t0 = min(r.start_ns for r in ran)
+        t1 = max(r.end_ns for r in ran)
+        wall = (t1 - t0) / 1e9
+        per_lane: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for r in ran:
+            per_lane.setdefault((r.device, r.lane), []).append((r.start_ns, r.end_ns))
+        stats = []
+        edges: list[tuple[int, int]] = []
+        for device, lane in self.lanes():
+            merged = _merge(per_lane[(device, lane)])
+            busy = sum(e - s for s, e in merged) / 1e9
+            stats.append(LaneStats(device, lane, len(per_lane[(device, lane)]), busy, busy / wall if wall else 0.0))
+            for s, e in merged:
+                edges.append((s, 1))
+                edges.append((e, -1))
+        edges.sort(key=lambda x: (x[0], x[1]))
+        overlap = 0
+        active = 0
+        last = edges[0][0] if edges else 0
+        for t, delta in edges:
+            if active >= 2:
+                overlap += t - last
+            active += delta
+            last = t
+        return Summary(stats, wall, overlap / 1e9, failed, skipped)
+
+    def chrome_trace(self) -> dict[str, Any]:
+        """The trace as a Trace Event Format object: a process per device, a thread row per lane."""
+        ran = self._ran()
+        events: list[dict[str, Any]] = []
+        rows = self.lanes()
+        devices = sorted({d for d, _ in rows}, key=lambda d: (d.split(":")[0], int(d.split(":")[1])))
+        pid = {d: i + 1 for i, d in enumerate(devices)}
+        tid = {row: i + 1 for i, row in enumerate(rows)}
+        for d in devices:
+            events.append({"name": "process_name", "ph": "M", "pid": pid[d], "tid": 0, "args": {"name": d}})
+            events.append({"name": "process_sort_index", "ph": "M", "pid": pid[d], "tid": 0, "args": {"sort_index": pid[d]}})
+        for (d, lane), t in tid.items():
+            events.append({"name": "thread_name", "ph": "M", "pid": pid[d], "tid": t, "args": {"name": lane}})
+            events.append({"name": "thread_sort_index", "ph": "M", "pid": pid[d], "tid": t, "args": {"sort_index": t}})
+        t0 = min((r.push_ns or r.start_ns for r in ran), default=0)
+        for r in sorted(ran, key=lambda r: r.start_ns):
+            args: dict[str, Any] = {"state": r.state, "queued_us": round((r.start_ns - (r.push_ns or r.start_ns)) / 1e3, 3)}
+            if r.error:
+                args["error"] = r.error
+            events.append({
+                "name": r.name, "cat": r.lane, "ph": "X", "pid": pid[r.device], "tid": tid[(r.device, r.lane)],
+                "ts": round((r.start_ns - t0) / 1e3, 3), "dur": round(max(r.end_ns - r.start_ns, 0) / 1e3, 3),
+                "args": args,
+            })
+        return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"producer": "autopar"}}
+
+    def export_chrome_trace(self, path: str | os.PathLike[str]) -> None:
+        """Write a Chrome-trace / Perfetto JSON file: one row per device lane."""
+        with open(path, "w") as fh:
+            json.dump(self.chrome_trace(), fh)
+
+    def plot(self, path: str | os.PathLike[str], title: str | None = None) -> None:
+        """Draw the timeline as a PNG: one row per lane, each op a bar."""
+        from autopar.profiler._plot import plot_timeline
+
+        plot_timeline(self, path, title)
+
+
+def profile() -> Profile:
+    """``with autopar.profile() as prof:`` records every op (name, device, lane,
+    push/start/end times, failure). Leaving the block waits for the work pushed
+    inside it to finish (without raising its failures), so all of it is recorded."""
+    return Profile()

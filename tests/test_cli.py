@@ -1,0 +1,78 @@
+"""The command line, run for real in subprocesses with small sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+
+def autopar(*args: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "autopar", *args], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, "AUTOPAR_CPU_DEVICES": "1"},
+    )
+
+
+@pytest.mark.parametrize("command", [[], ["devices"], ["demo"], ["bench"]])
+def test_help(command: list[str]) -> None:
+    proc = autopar(*command, "--help")
+    assert proc.returncode == 0
+    assert "usage: autopar" in proc.stdout
+
+
+def test_no_command_prints_help_and_fails() -> None:
+    proc = autopar()
+    assert proc.returncode == 2 and "COMMAND" in proc.stdout
+
+
+def test_devices_lists_lanes_and_threads() -> None:
+    proc = autopar("devices", "--cpu-devices", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "split into 2 CPU device(s)" in proc.stdout
+    assert re.search(r"cpu:1 +\d+ intra-op thread\(s\); lanes: compute \(\d+ threads?\), copy \(1 thread\)", proc.stdout)
+
+
+def test_bad_arguments_give_one_clear_line() -> None:
+    proc = autopar("devices", "--cpu-devices", "0")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "autopar devices: error: set_cpu_devices: n=0; expected a whole number >= 1"
+    proc = autopar("demo", "--repeat", "0")
+    assert proc.returncode == 1 and proc.stderr.strip().endswith("must be whole numbers >= 1")
+
+
+def test_demo_prints_the_chapters_table_and_writes_trace_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace, plot = tmp_path / "demo.json", tmp_path / "demo.png"
+    proc = autopar("demo", "--size", "128", "--repeat", "8", "--trials", "1", "--trace", str(trace), "--plot", str(plot))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("devices: ")
+    for label in ["cpu:0 time", "cpu:1 time", "cpu:0 & cpu:1", "Run on cpu:0", "Copy to cpu:1",
+                  "Run on cpu:0 and copy to cpu:1"]:
+        assert re.search(rf"^{re.escape(label)}: \d+\.\d{{4}} sec$", out, re.M), label
+    assert re.search(r"^both / max\(T1, T2\) += \d+\.\d\d", out, re.M)
+    assert re.search(r"^run\+copy / max\(run, copy\) += \d+\.\d\d", out, re.M)
+    assert "..." in proc.stderr  # progress
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(e["ph"] == "X" and e["name"] == "dot" for e in events)
+    data = plot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24])[0] >= 600
+
+
+def test_bench_quick_writes_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "bench.json"
+    proc = autopar("bench", "--quick", "--json", str(out), timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    for label in ["engine threaded, independent", "ThreadPoolExecutor.submit", "torch eager, tiny add",
+                  "autopar threaded, tiny add", "profiler off again", "both / max(T1, T2)", "run+copy / max(run, copy)"]:
+        assert label in proc.stdout, label
+    data = json.loads(out.read_text())
+    assert data["machine"]["cores"] >= 1 and data["machine"]["quick"] is True
+    figures = {f["name"]: f for s in data["sections"] for f in s["figures"]}
+    assert figures["engine threaded, independent"]["value"] > 0
+    assert data["chapter"]["both_ratio"] > 0

@@ -1,0 +1,116 @@
+"""The profiler against workloads of known structure, and its output formats."""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+
+import pytest
+
+import autopar as ap
+from autopar import engine
+
+
+@pytest.fixture
+def two_cpus():  # type: ignore[no-untyped-def]
+    engine.set_engine("threaded")
+    ap.set_cpu_devices(2)
+    yield
+    ap.waitall()
+    ap.set_cpu_devices(1)
+
+
+def sleeper(seconds: float):  # type: ignore[no-untyped-def]
+    def sleep() -> None:
+        time.sleep(seconds)
+
+    return sleep
+
+
+def test_two_sleeps_on_two_devices_overlap(two_cpus) -> None:  # type: ignore[no-untyped-def]
+    with ap.profile() as prof:
+        engine.push(sleeper(0.2), writes=[engine.Var()], device="cpu:0", name="a")
+        engine.push(sleeper(0.2), writes=[engine.Var()], device="cpu:1", name="b")
+    s = prof.summary()
+    assert [(x.device, x.lane, x.ops) for x in s.lanes] == [("cpu:0", "compute", 1), ("cpu:1", "compute", 1)]
+    assert s.overlap_share > 0.8
+    assert all(x.busy_s >= 0.19 for x in s.lanes)
+
+
+def test_chained_ops_do_not_overlap(two_cpus) -> None:  # type: ignore[no-untyped-def]
+    v = engine.Var()
+    with ap.profile() as prof:
+        for i in range(4):
+            engine.push(sleeper(0.03), writes=[v], device=f"cpu:{i % 2}", lane="copy" if i == 2 else "compute")
+    s = prof.summary()
+    assert s.overlap_share < 0.2
+    assert sum(x.ops for x in s.lanes) == 4 and len(s.lanes) == 3
+    text = str(s)
+    assert "cpu:0" in text and "copy" in text and "of the time" in text
+
+
+def test_failures_are_recorded(two_cpus) -> None:  # type: ignore[no-untyped-def]
+    def bad() -> None:
+        raise KeyError("nope")
+
+    v = engine.Var()
+    with ap.profile() as prof:
+        engine.push(bad, writes=[v], name="bad")
+        engine.push(sleeper(0), reads=[v], name="after")
+    states = {r.name: r.state for r in prof.records}
+    assert states == {"bad": "failed", "after": "skipped"}
+    assert "KeyError" in next(r.error for r in prof.records if r.name == "bad")
+    assert prof.summary().failed == 1 and prof.summary().skipped == 1
+    with pytest.raises(KeyError):
+        ap.waitall()
+
+
+def test_chrome_trace_is_valid_trace_event_format(tmp_path, two_cpus) -> None:  # type: ignore[no-untyped-def]
+    with ap.profile() as prof:
+        x = ap.random.uniform(size=(200, 200), device="cpu:0")
+        y = [x.dot(x) for _ in range(3)]
+        z = [t.copyto(ap.cpu(1)) for t in y]
+        ap.ones((200, 200), device="cpu:1") @ z[0]
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    trace = json.loads(path.read_text())
+    events = trace["traceEvents"]
+    meta = [e for e in events if e["ph"] == "M"]
+    spans = [e for e in events if e["ph"] == "X"]
+    processes = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    assert sorted(processes.values()) == ["cpu:0", "cpu:1"]
+    assert len(set(threads)) == len(threads)  # one row per lane
+    assert ("copy" in threads.values()) and ("compute" in threads.values())
+    assert {e["name"] for e in spans} >= {"random.uniform", "dot", "copyto", "matmul"}
+    for e in spans:
+        assert set(e) >= {"name", "ph", "pid", "tid", "ts", "dur"}
+        assert e["dur"] >= 0 and e["ts"] >= 0
+        assert (e["pid"], e["tid"]) in threads
+    starts = [e["ts"] for e in spans]
+    assert starts == sorted(starts)
+
+
+def test_plot_writes_a_png(tmp_path, two_cpus) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("matplotlib")
+    with ap.profile() as prof:
+        engine.push(sleeper(0.02), writes=[engine.Var()], device="cpu:0", name="a")
+        engine.push(sleeper(0.02), writes=[engine.Var()], device="cpu:1", lane="copy", name="b")
+    path = tmp_path / "timeline.png"
+    prof.plot(path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 600 and height >= 150
+
+
+def test_no_listener_after_the_block() -> None:
+    from autopar.engine import _hooks
+
+    with ap.profile():
+        pass
+    assert _hooks.listeners == ()
+    op = engine.push(lambda: None)
+    ap.waitall()
+    assert op.t_start == 0  # no timestamps are taken with nobody listening
