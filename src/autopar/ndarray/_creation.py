@@ -78,14 +78,14 @@ def asarray(obj: Any, device: Any = None, dtype: Any = None, ctx: Any = None) ->
     return array(obj, device=device, dtype=dtype, ctx=ctx, copy=False)
 
 
-def from_torch(tensor: torch.Tensor, device: Any = None) -> NDArray:
+def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDArray:
     """An array sharing memory with ``tensor`` (on its device; a CPU tensor may be
     given to any CPU device with ``device=``). Its pending CUDA work is waited for
     on the device, not the host."""
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"from_torch: expected a torch.Tensor, got {type(tensor).__name__}")
     t = tensor.detach()
-    dev = Device(t.device) if device is None else as_device(device)
+    dev = Device(t.device) if device is None and ctx is None else as_device(device, ctx, "from_torch")
     if (dev.kind == "cuda") != t.is_cuda or (dev.kind == "cuda" and dev.index != t.device.index):
         raise ValueError(f"from_torch: the tensor is on {t.device}; device={dev} would need a copy (use asarray(t).to(...))")
     storage = Storage(t)
@@ -127,12 +127,14 @@ def full(shape: Any, value: Any, dtype: Any = None, device: Any = None, ctx: Any
     return _constant("full", shape, value, dtype, device, ctx)
 
 
-def zeros_like(a: NDArray, dtype: Any = None, device: Any = None) -> NDArray:
-    return zeros(a.shape, dtype if dtype is not None else a._tdtype, device if device is not None else a.device)
+def zeros_like(a: NDArray, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+    where = a.device if device is None and ctx is None else as_device(device, ctx, "zeros_like")
+    return zeros(a.shape, dtype if dtype is not None else a._tdtype, where)
 
 
-def ones_like(a: NDArray, dtype: Any = None, device: Any = None) -> NDArray:
-    return ones(a.shape, dtype if dtype is not None else a._tdtype, device if device is not None else a.device)
+def ones_like(a: NDArray, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+    where = a.device if device is None and ctx is None else as_device(device, ctx, "ones_like")
+    return ones(a.shape, dtype if dtype is not None else a._tdtype, where)
 
 
 def arange(

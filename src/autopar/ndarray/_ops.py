@@ -527,7 +527,15 @@ def copy(a: NDArray) -> NDArray:
 # -- custom work ------------------------------------------------------------------------------------
 
 
-def call(fn: Callable[..., Any], *arrays: NDArray, shape: Any, dtype: Any = None, device: Any = None, name: str | None = None) -> NDArray:
+def call(
+    fn: Callable[..., Any],
+    *arrays: NDArray,
+    shape: Any,
+    dtype: Any = None,
+    device: Any = None,
+    ctx: Any = None,
+    name: str | None = None,
+) -> NDArray:
     """Run ``fn(*tensors)`` asynchronously on the arrays' values; return its result as an array.
 
     The result has ``shape`` and ``dtype`` (default: the first input's) and
@@ -539,18 +547,16 @@ def call(fn: Callable[..., Any], *arrays: NDArray, shape: Any, dtype: Any = None
     for i, arr in enumerate(arrays):
         if type(arr) is not NDArray:
             raise TypeError(f"call: argument {i + 1} is {type(arr).__name__}; pass autopar arrays (autopar.asarray(...))")
+    from autopar.ndarray._core import as_device
+
     out_shape = _shapes.normalize_shape(shape)
+    asked = None if device is None and ctx is None else as_device(device, ctx, "call")
     if arrays:
         dev = same_device("call", arrays)
-        if device is not None:
-            from autopar.devices import Device
-
-            if Device(device) != dev:
-                raise ValueError(f"call: device={device} but the arrays are on {dev}")
+        if asked is not None and asked != dev:
+            raise ValueError(f"call: device={asked} but the arrays are on {dev}; move them with .to({asked})")
     else:
-        from autopar.ndarray._core import as_device
-
-        dev = as_device(device)
+        dev = asked if asked is not None else as_device(None)
     if dtype is not None:
         out_dtype = _dtypes.to_torch_dtype(dtype)
     elif arrays:
