@@ -94,3 +94,23 @@ def test_copyto_an_array_writes_into_it(two_cpus) -> None:  # type: ignore[no-un
         src.copyto(ap.zeros(3))
     moved = src.to(two_cpus[1], non_blocking=True)
     assert moved.device == two_cpus[1] and moved.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_two_devices_calling_blas_at_once_with_omp_num_threads_set_do_not_hang() -> None:
+    """MXNet 1.9.1 hangs here: two workers in BLAS at once with OMP_NUM_THREADS=2."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import autopar as ap\n"
+        "ap.set_cpu_devices(2)\n"
+        "xs = [ap.random.uniform(size=(256, 256), device=d) for d in (ap.cpu(0), ap.cpu(1))]\n"
+        "ys = [x.dot(x) for _ in range(30) for x in xs]\n"
+        "ap.waitall()\n"
+        "print(round(float(ys[-1].sum()) > 0))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "1"
