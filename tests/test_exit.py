@@ -78,3 +78,40 @@ def test_import_does_not_import_torch() -> None:
         """
     )
     assert proc.stdout.split() == ["cpu:0", "False"], proc.stderr
+
+
+def test_switching_engines_stops_the_old_workers() -> None:
+    proc = run(
+        """
+        import threading
+        from autopar import engine
+        for _ in range(10):
+            engine.set_engine("naive"); engine.set_engine("threaded")
+            engine.push(lambda: None); engine.push(lambda: None, lane="copy"); engine.waitall()
+        engine.set_engine("naive")
+        for t in threading.enumerate():
+            if t.name.startswith("autopar-"):
+                t.join(5)
+        print(sum(t.name.startswith("autopar-") for t in threading.enumerate()))
+        """
+    )
+    assert proc.stdout.strip() == "0", proc.stderr
+
+
+def test_work_pushed_by_a_later_exit_handler_still_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "late.txt"
+    proc = run(
+        f"""
+        import atexit
+        def late():
+            from autopar import engine
+            v = engine.Var()
+            engine.push(lambda: open({str(out)!r}, "w").write("ran"), writes=[v])
+            engine.wait_for_var(v)
+        atexit.register(late)  # registered before autopar's handler, so it runs after it
+        from autopar import engine
+        engine.push(lambda: None); engine.waitall()
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == "ran"

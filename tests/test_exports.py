@@ -45,3 +45,10 @@ def test_benchmark_prints_the_books_format(capsys) -> None:  # type: ignore[no-u
     with autopar.Benchmark():
         pass
     assert capsys.readouterr().out.startswith("Done: ")
+
+
+def test_lazy_array_names_match_the_array_layer() -> None:
+    """autopar lists the array names itself (to stay torch-free at import); they must agree."""
+    from autopar import ndarray
+
+    assert autopar._ARRAY_NAMES == set(ndarray.__all__)

@@ -390,3 +390,20 @@ def test_operands_on_different_devices_raise_device_error() -> None:
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_numpy_operands_on_either_side() -> None:
+    x = np.arange(3.0, dtype=np.float32)
+    a = ap.ones(3)
+    for result in (x + a, a + x, np.float32(2) * a, a * np.float64(2)):
+        assert isinstance(result, ap.NDArray)
+    check(x + a, x + 1)
+    check(np.float32(2) * a, np.full(3, 2, np.float32))
+
+
+def test_arrays_pickle_by_value() -> None:
+    import pickle
+
+    a = ap.arange(4.0)
+    b = pickle.loads(pickle.dumps(a))
+    assert isinstance(b, ap.NDArray) and b.tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -8,6 +8,7 @@ same process: calling the function directly, and
 
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ThreadPoolExecutor, wait
 
 from autopar import engine
@@ -66,7 +67,8 @@ def run(n: int = 20_000, repeats: int = 5) -> list[Figure]:
             for chained in (False, True):
                 _engine_run(min(n, 2000), chained)  # warm up: lanes, threads
                 label = f"engine {name}, {'chained' if chained else 'independent'}"
-                figures.append(Figure(label, *median_of(repeats, lambda c=chained: _engine_run(n, c)), unit="us/op"))
+                runs = median_of(repeats, functools.partial(_engine_run, n, chained))
+                figures.append(Figure(label, *runs, unit="us/op"))
     finally:
         engine.set_engine(previous)
     pool = next(f for f in figures if f.name.startswith("ThreadPool"))

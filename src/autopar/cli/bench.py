@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
 
 def _dask_figure(n: int, repeats: int) -> Any:
     try:
-        import dask.threaded
+        import dask.threaded  # type: ignore[import-not-found]
     except ImportError:
         return None
     from autopar.benchmarks import Figure, median_of, timed

@@ -12,11 +12,11 @@ class CudaEvent:
     __slots__ = ("event",)
 
     def __init__(self, stream: Any) -> None:
-        self.event = torch.cuda.Event()
+        self.event = torch.cuda.Event()  # type: ignore[no-untyped-call]
         self.event.record(stream)
 
     def query(self) -> bool:
-        return bool(self.event.query())
+        return bool(self.event.query())  # type: ignore[no-untyped-call]
 
     def synchronize(self) -> None:
         self.event.synchronize()
@@ -27,7 +27,7 @@ class CudaStream:
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.stream = torch.cuda.Stream(device=index)
+        self.stream = torch.cuda.Stream(device=index)  # type: ignore[no-untyped-call]
 
     def record_event(self) -> CudaEvent:
         return CudaEvent(self.stream)

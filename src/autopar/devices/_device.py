@@ -94,6 +94,7 @@ class Device:
     __slots__ = ("kind", "index", "_hash")
     kind: str
     index: int
+    _hash: int
 
     def __new__(cls, spec: Any = "cpu", index: int | None = None) -> "Device":
         if isinstance(spec, Device) and index is None:

@@ -75,7 +75,7 @@ class SimStream:
 
 
 def current_stream() -> SimStream:
-    stream = getattr(_current, "stream", None)
+    stream: SimStream | None = getattr(_current, "stream", None)
     if stream is None:
         raise RuntimeError("no simulated stream is current: launch() works inside an op on a sim lane")
     return stream

@@ -190,9 +190,12 @@ def set_cpu_devices(n: int) -> None:
 
 
 def _at_exit() -> None:
+    global _engine
     engine = _engine
     if engine is None:
         return
+    # Work pushed by exit handlers that run after this one runs inline.
+    _engine = NaiveEngine()
     try:
         timeout = _config.exit_timeout()
     except ValueError:

@@ -163,16 +163,22 @@ class _EventWatcher:
 
     def __init__(self, engine: ThreadedEngine) -> None:
         self.engine = engine
-        self.queue: queue.SimpleQueue[tuple[Op, list[Any]]] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[tuple[Op, list[Any]] | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._work, name="autopar-event-watcher", daemon=True)
         self.thread.start()
 
     def add(self, op: Op, events: list[Any]) -> None:
         self.queue.put((op, events))
 
+    def stop(self) -> None:
+        self.queue.put(None)
+
     def _work(self) -> None:
         while True:
-            op, events = self.queue.get()
+            item = self.queue.get()
+            if item is None:
+                return
+            op, events = item
             for event in events:
                 event.synchronize()
             with self.engine._lock:
@@ -510,6 +516,7 @@ class ThreadedEngine:
             finally:
                 self._idle_waiters -= 1
         for lane in self._stream_lanes(device):
+            assert lane.stream is not None
             lane.stream.synchronize()
         return True
 
@@ -556,9 +563,18 @@ class ThreadedEngine:
                     lane.cond.notify()
 
     def shutdown(self, timeout: float) -> None:
+        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the workers."""
         if self._closed:
             return
-        if self._pending and not self.drain(timeout):
+        if not self._pending or self.drain(timeout):
+            with self._lock:
+                for lanes in self._lanes.values():
+                    for lane in lanes.values():
+                        lane.stopping = True
+                        lane.cond.notify()
+            if self._watcher is not None:
+                self._watcher.stop()
+        else:
             with self._lock:
                 cancelled = 0
                 for lanes in self._lanes.values():

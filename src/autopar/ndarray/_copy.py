@@ -96,8 +96,3 @@ def to(self: NDArray, device: Any, non_blocking: bool = False) -> NDArray:
     if not non_blocking:
         out.wait_to_read()
     return out
-
-
-NDArray.copyto = copyto  # type: ignore[attr-defined]
-NDArray.to = to  # type: ignore[attr-defined]
-NDArray.as_in_ctx = lambda self, ctx: to(self, ctx, non_blocking=True)  # type: ignore[attr-defined]

@@ -65,7 +65,7 @@ class NDArray:
     """
 
     __slots__ = ("_storage", "_view", "shape", "_tdtype", "device", "__weakref__")
-    __array_priority__ = 1000.0  # NumPy defers mixed operators to us
+    __array_ufunc__ = None  # NumPy operators defer to ours: `ndarray + x` is an autopar op
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
     _storage: Storage
@@ -94,7 +94,7 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        return self.transpose()
+        return _ops.transpose(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -179,10 +179,236 @@ class NDArray:
         return self._ready_tensor().__dlpack_device__()
 
     def __reduce__(self) -> Any:
-        return (array, (self.numpy(),), {"device": str(self.device)})
+        return (_rebuild, (self.numpy(), str(self.device)))
 
-    def __setstate__(self, state: Any) -> None:  # pragma: no cover - via __reduce__
-        pass
+    # -- operators (NumPy semantics; see _ops.py) -------------------------------------
+
+    def __add__(self, other: Any) -> NDArray:
+        return _binary("add", self, other)
+
+    def __radd__(self, other: Any) -> NDArray:
+        return _binary("add", self, other, True)
+
+    def __iadd__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("add", self, other)
+
+    def __sub__(self, other: Any) -> NDArray:
+        return _binary("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> NDArray:
+        return _binary("subtract", self, other, True)
+
+    def __isub__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("subtract", self, other)
+
+    def __mul__(self, other: Any) -> NDArray:
+        return _binary("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> NDArray:
+        return _binary("multiply", self, other, True)
+
+    def __imul__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("multiply", self, other)
+
+    def __truediv__(self, other: Any) -> NDArray:
+        return _binary("divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> NDArray:
+        return _binary("divide", self, other, True)
+
+    def __itruediv__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("divide", self, other)
+
+    def __floordiv__(self, other: Any) -> NDArray:
+        return _binary("floor_divide", self, other)
+
+    def __rfloordiv__(self, other: Any) -> NDArray:
+        return _binary("floor_divide", self, other, True)
+
+    def __ifloordiv__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("floor_divide", self, other)
+
+    def __mod__(self, other: Any) -> NDArray:
+        return _binary("mod", self, other)
+
+    def __rmod__(self, other: Any) -> NDArray:
+        return _binary("mod", self, other, True)
+
+    def __imod__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("mod", self, other)
+
+    def __pow__(self, other: Any) -> NDArray:
+        return _binary("power", self, other)
+
+    def __rpow__(self, other: Any) -> NDArray:
+        return _binary("power", self, other, True)
+
+    def __ipow__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("power", self, other)
+
+    def __and__(self, other: Any) -> NDArray:
+        return _binary("bitwise_and", self, other)
+
+    def __rand__(self, other: Any) -> NDArray:
+        return _binary("bitwise_and", self, other, True)
+
+    def __iand__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("bitwise_and", self, other)
+
+    def __or__(self, other: Any) -> NDArray:
+        return _binary("bitwise_or", self, other)
+
+    def __ror__(self, other: Any) -> NDArray:
+        return _binary("bitwise_or", self, other, True)
+
+    def __ior__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("bitwise_or", self, other)
+
+    def __xor__(self, other: Any) -> NDArray:
+        return _binary("bitwise_xor", self, other)
+
+    def __rxor__(self, other: Any) -> NDArray:
+        return _binary("bitwise_xor", self, other, True)
+
+    def __ixor__(self, other: Any) -> NDArray:
+        return _ops.binary_inplace("bitwise_xor", self, other)
+
+    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _binary("equal", self, other)
+
+    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _binary("not_equal", self, other)
+
+    def __lt__(self, other: Any) -> NDArray:
+        return _binary("less", self, other)
+
+    def __le__(self, other: Any) -> NDArray:
+        return _binary("less_equal", self, other)
+
+    def __gt__(self, other: Any) -> NDArray:
+        return _binary("greater", self, other)
+
+    def __ge__(self, other: Any) -> NDArray:
+        return _binary("greater_equal", self, other)
+
+    def __neg__(self) -> NDArray:
+        return _ops.unary("negative", self)
+
+    def __pos__(self) -> NDArray:
+        return self
+
+    def __abs__(self) -> NDArray:
+        return _ops.unary("abs", self)
+
+    def __invert__(self) -> NDArray:
+        return _ops.unary("invert", self)
+
+    def __matmul__(self, other: Any) -> NDArray:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> NDArray:
+        return _ops.matmul(other, self)
+
+    def __imatmul__(self, other: Any) -> NDArray:
+        result = _ops.matmul(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"matmul (in place): result shape {result.shape} differs from the target's {self.shape}")
+        self[...] = result
+        return self
+
+    def __getitem__(self, key: Any) -> NDArray:
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _ops.setitem(self, key, value)
+
+    # -- methods ----------------------------------------------------------------------------
+
+    def dot(self, other: Any) -> NDArray:
+        return _ops.dot(self, other)
+
+    def mm(self, other: Any) -> NDArray:
+        return _ops.mm(self, other)
+
+    def matmul(self, other: Any) -> NDArray:
+        return _ops.matmul(self, other)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> NDArray:
+        return _ops.sum(self, axis, keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> NDArray:
+        return _ops.mean(self, axis, keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> NDArray:
+        return _ops.max(self, axis, keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> NDArray:
+        return _ops.min(self, axis, keepdims)
+
+    def maximum(self, other: Any) -> NDArray:
+        return _ops.maximum(self, other)
+
+    def minimum(self, other: Any) -> NDArray:
+        return _ops.minimum(self, other)
+
+    def exp(self) -> NDArray:
+        return _ops.unary("exp", self)
+
+    def log(self) -> NDArray:
+        return _ops.unary("log", self)
+
+    def tanh(self) -> NDArray:
+        return _ops.unary("tanh", self)
+
+    def sqrt(self) -> NDArray:
+        return _ops.unary("sqrt", self)
+
+    def sin(self) -> NDArray:
+        return _ops.unary("sin", self)
+
+    def cos(self) -> NDArray:
+        return _ops.unary("cos", self)
+
+    def sigmoid(self) -> NDArray:
+        return _ops.unary("sigmoid", self)
+
+    def relu(self) -> NDArray:
+        return _ops.unary("relu", self)
+
+    def abs(self) -> NDArray:
+        return _ops.unary("abs", self)
+
+    def reshape(self, *shape: Any) -> NDArray:
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; ``-1`` infers one dimension."""
+        return _ops.reshape(self, *shape)
+
+    def transpose(self, *axes: Any) -> NDArray:
+        """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)`` / ``x.transpose((1, 0, 2))``."""
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = () if axes[0] is None else tuple(axes[0])
+        return _ops.transpose(self, axes or None)
+
+    def astype(self, dtype: Any, copy: bool = True) -> NDArray:
+        return _ops.astype(self, dtype, copy)
+
+    def copy(self) -> NDArray:
+        return _ops.copy(self)
+
+    def copyto(self, target: Any) -> NDArray:
+        """Copy to ``target``: a device (a new array there) or an array (written
+        into). Always asynchronous, on a copy lane."""
+        return _copy.copyto(self, target)
+
+    def to(self, device: Any, non_blocking: bool = False) -> NDArray:
+        """This array on ``device`` (itself if already there). With
+        ``non_blocking=False`` it returns after the copy has finished (raising its
+        failure); with ``True`` at once."""
+        return _copy.to(self, device, non_blocking)
+
+    def as_in_ctx(self, ctx: Any) -> NDArray:
+        """MXNet's spelling of ``to(ctx, non_blocking=True)``."""
+        return _copy.to(self, ctx, non_blocking=True)
+
 
 
 # -- making arrays --------------------------------------------------------------
@@ -275,7 +501,7 @@ def launch(
     cuda = where.kind == "cuda"
 
     def run() -> None:
-        tensors = [a._storage.tensor if a._view is None else value_of(a) for a in inputs]
+        tensors = [value_of(a) for a in inputs]
         if cuda:
             guard_streams(inputs, tensors, lane)
         result = kernel(*tensors)
@@ -331,11 +557,23 @@ def guard_streams(arrays: Sequence[NDArray], tensors: Sequence[torch.Tensor], la
             t.record_stream(stream)
 
 
-def current_op_guard(call: str) -> None:
-    _base.check_not_in_op(call)
+def _binary(op: str, a: NDArray, other: Any, reflected: bool = False) -> Any:
+    """An operator: NotImplemented for operands we do not know, so Python tries the other side."""
+    try:
+        return _ops.binary(op, a, other, reflected)
+    except TypeError as error:
+        if "unsupported operand" in str(error):
+            return NotImplemented
+        raise
 
 
-from autopar.ndarray import _ops  # noqa: E402  (attaches the operators to NDArray)
-from autopar.ndarray._creation import array  # noqa: E402
+def _rebuild(values: np.ndarray, device: str) -> NDArray:
+    from autopar.ndarray._creation import array
+
+    return array(values, device=device)
+
+
+# The operations live in their own modules, which import this one.
+from autopar.ndarray import _copy, _ops  # noqa: E402
 
 __all__ = ["NDArray", "Storage", "_ops", "launch", "launch_inplace", "make", "value_of"]

@@ -39,8 +39,10 @@ def _scalar(op: str, x: Any) -> Any:
         return x
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, numbers.Number):
-        return complex(x) if isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real) else float(x)
+    if isinstance(x, numbers.Real):
+        return float(x)
+    if isinstance(x, numbers.Complex):
+        return complex(x)
     raise TypeError(
         f"{op}: unsupported operand {x!r} ({type(x).__name__}); expected an autopar array or a number "
         f"(convert other data with autopar.ndarray(...))"
@@ -251,22 +253,24 @@ def _product_operands(op: str, a: Any, b: Any) -> tuple[NDArray, NDArray, torch.
     return a, b, dtype
 
 
-def _tiny_product(out_size: int, k: int) -> bool:
-    return out_size * max(k, 1) <= TINY_NUMEL * 16
+def _tiny_product(out: NDArray, a: NDArray) -> bool:
+    """A product is tiny by its multiply-adds, not its output: (1, n) @ (n, 1) is not."""
+    k = a.shape[-1] if a.shape else 1
+    return out.size * k <= TINY_NUMEL * 16
 
 
 def matmul(a: Any, b: Any) -> NDArray:
     """Matrix product with NumPy's ``matmul`` rules (1-D operands, batch broadcasting)."""
     a, b, dtype = _product_operands("matmul", a, b)
-    shape = _shapes.matmul("matmul", a.shape, b.shape)
-    return launch("matmul", torch.matmul, make(shape, dtype, a.device), (a, b))
+    out = make(_shapes.matmul("matmul", a.shape, b.shape), dtype, a.device)
+    return launch("matmul", torch.matmul, out, (a, b), tiny=_tiny_product(out, a))
 
 
 def mm(a: Any, b: Any) -> NDArray:
     """Product of two 2-D arrays (PyTorch's ``mm``)."""
     a, b, dtype = _product_operands("mm", a, b)
-    shape = _shapes.mm(a.shape, b.shape)
-    return launch("mm", torch.mm, make(shape, dtype, a.device), (a, b))
+    out = make(_shapes.mm(a.shape, b.shape), dtype, a.device)
+    return launch("mm", torch.mm, out, (a, b), tiny=_tiny_product(out, a))
 
 
 def _dot_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -283,8 +287,8 @@ def dot(a: Any, b: Any) -> NDArray:
     """NumPy's ``dot``: scalars multiply; 2-D is the matrix product; N-D sums
     over the last axis of ``a`` and the second-to-last of ``b``."""
     a, b, dtype = _product_operands("dot", a, b)
-    shape = _shapes.dot(a.shape, b.shape)
-    return launch("dot", _dot_kernel, make(shape, dtype, a.device), (a, b))
+    out = make(_shapes.dot(a.shape, b.shape), dtype, a.device)
+    return launch("dot", _dot_kernel, out, (a, b), tiny=_tiny_product(out, a))
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -577,106 +581,4 @@ def call(
         return result
 
     # a user function is never run inline: it stays asynchronous, whatever its size
-    return launch(label, kernel, make(out_shape, out_dtype, dev), arrays, tiny=False)
-
-
-# -- NDArray's operators and methods ------------------------------------------------------------
-
-
-def _attach() -> None:
-    def binop(op: str) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any] | None]:
-        def forward(self: NDArray, other: Any) -> Any:
-            try:
-                return binary(op, self, other)
-            except TypeError as error:
-                if "unsupported operand" in str(error):
-                    return NotImplemented
-                raise
-
-        def backward(self: NDArray, other: Any) -> Any:
-            try:
-                return binary(op, self, other, reflected=True)
-            except TypeError as error:
-                if "unsupported operand" in str(error):
-                    return NotImplemented
-                raise
-
-        inplace = None
-        if op in _IN_PLACE:
-
-            def inplace(self: NDArray, other: Any) -> NDArray:
-                return binary_inplace(op, self, other)
-
-        return forward, backward, inplace
-
-    for dunder, op in [
-        ("add", "add"),
-        ("sub", "subtract"),
-        ("mul", "multiply"),
-        ("truediv", "divide"),
-        ("floordiv", "floor_divide"),
-        ("mod", "mod"),
-        ("pow", "power"),
-        ("and", "bitwise_and"),
-        ("or", "bitwise_or"),
-        ("xor", "bitwise_xor"),
-    ]:
-        forward, backward, inplace = binop(op)
-        setattr(NDArray, f"__{dunder}__", forward)
-        setattr(NDArray, f"__r{dunder}__", backward)
-        if inplace is not None:
-            setattr(NDArray, f"__i{dunder}__", inplace)
-    for dunder, op in [
-        ("eq", "equal"),
-        ("ne", "not_equal"),
-        ("lt", "less"),
-        ("le", "less_equal"),
-        ("gt", "greater"),
-        ("ge", "greater_equal"),
-    ]:
-        setattr(NDArray, f"__{dunder}__", binop(op)[0])
-
-    NDArray.__neg__ = lambda self: unary("negative", self)  # type: ignore[attr-defined]
-    NDArray.__pos__ = lambda self: self  # type: ignore[attr-defined]
-    NDArray.__abs__ = lambda self: unary("abs", self)  # type: ignore[attr-defined]
-    NDArray.__invert__ = lambda self: unary("invert", self)  # type: ignore[attr-defined]
-    NDArray.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[attr-defined]
-    NDArray.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
-
-    def __imatmul__(self: NDArray, other: Any) -> NDArray:
-        result = matmul(self, other)
-        if result.shape != self.shape:
-            raise ValueError(f"matmul (in place): result shape {result.shape} differs from the target's {self.shape}")
-        self[...] = result
-        return self
-
-    NDArray.__imatmul__ = __imatmul__  # type: ignore[attr-defined]
-    NDArray.__getitem__ = getitem  # type: ignore[attr-defined]
-    NDArray.__setitem__ = setitem  # type: ignore[attr-defined]
-
-    def _method(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def method(self: NDArray, *args: Any, **kwargs: Any) -> Any:
-            return fn(self, *args, **kwargs)
-
-        method.__name__ = fn.__name__
-        method.__doc__ = fn.__doc__
-        return method
-
-    for fn in (dot, mm, matmul, sum, mean, max, min, exp, log, tanh, sqrt, maximum, minimum, astype, copy):
-        setattr(NDArray, fn.__name__, _method(fn))
-    for name in ("sin", "cos", "sigmoid", "relu", "abs"):
-        setattr(NDArray, name, (lambda op: lambda self: unary(op, self))(name))
-
-    def reshape_method(self: NDArray, *shape: Any) -> NDArray:
-        return reshape(self, *shape)
-
-    def transpose_method(self: NDArray, *axes: Any) -> NDArray:
-        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
-            axes = () if axes[0] is None else tuple(axes[0])
-        return transpose(self, axes or None)
-
-    NDArray.reshape = reshape_method  # type: ignore[attr-defined]
-    NDArray.transpose = transpose_method  # type: ignore[attr-defined]
-
-
-_attach()
+    return launch(str(label), kernel, make(out_shape, out_dtype, dev), arrays, tiny=False)

@@ -10,6 +10,7 @@ used later start from ``n`` too), as ``torch.manual_seed`` does.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -52,7 +53,11 @@ def seed(n: int) -> None:
                 del _generators[device]
         known = list(_generators.items())
     for device, (var, gen) in known:
-        engine.push(lambda g=gen: g.manual_seed(n), writes=[var], device=device, name="random.seed")
+        engine.push(_reseed(gen, n), writes=[var], device=device, name="random.seed")
+
+
+def _reseed(gen: torch.Generator, n: int) -> Callable[[], object]:
+    return lambda: gen.manual_seed(n)
 
 
 def _draw(name: str, size: Any, device: Any, ctx: Any, dtype: Any, fill: Any) -> NDArray:
