@@ -30,7 +30,7 @@ def _route(src: Device, dst: Device) -> tuple[Device, str]:
     return dst, COPY
 
 
-def _copy_kernel(dst: Device, shape: tuple[int, ...], dtype: torch.dtype):  # type: ignore[no-untyped-def]
+def _copy_kernel(dst: Device, shape: tuple[int, ...], dtype: torch.dtype):
     if dst.kind == "cpu":
 
         def to_host(t: torch.Tensor) -> torch.Tensor:
