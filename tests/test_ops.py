@@ -407,3 +407,17 @@ def test_arrays_pickle_by_value() -> None:
     a = ap.arange(4.0)
     b = pickle.loads(pickle.dumps(a))
     assert isinstance(b, ap.NDArray) and b.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_asarray_takes_other_frameworks_arrays_through_dlpack_without_a_copy() -> None:
+    t = torch.arange(4.0)
+
+    class Foreign:  # what a CuPy or JAX array offers
+        def __dlpack__(self, **kwargs):  # type: ignore[no-untyped-def]
+            return t.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):  # type: ignore[no-untyped-def]
+            return t.__dlpack_device__()
+
+    a = ap.asarray(Foreign())
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0] and a.torch().data_ptr() == t.data_ptr()

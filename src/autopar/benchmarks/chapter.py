@@ -66,12 +66,17 @@ def _seconds_per_product(device: ap.Device, size: int) -> float:
 
 
 def calibrate(devices: list[ap.Device], repeat: int, target_s: float = 0.5) -> int:
-    """The matrix size at which ``repeat`` products take about ``target_s`` on the slowest device."""
-    probe = 384
-    slowest = max(_seconds_per_product(d, probe) for d in devices)
-    flop_rate = 2 * probe**3 / slowest
-    size = (target_s / repeat * flop_rate / 2) ** (1 / 3)
-    return int(min(max(round(size / 32) * 32, 64), 16384))
+    """The matrix size at which ``repeat`` products take about ``target_s`` on the slowest device.
+
+    A first guess from a small probe, then one correction measured at the
+    guessed size (a fast GPU's small probe is mostly launch overhead)."""
+    per_product = target_s / repeat
+    size = 384
+    for _ in range(2):
+        slowest = max(_seconds_per_product(d, size) for d in devices)
+        size = int(size * (per_product / slowest) ** (1 / 3))
+        size = min(max(round(size / 32) * 32, 64), 16384)
+    return size
 
 
 def _timed(body: Callable[[], Any]) -> float:

@@ -14,6 +14,7 @@ event is: the engine's event logic makes every reader wait for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -30,7 +31,7 @@ def _route(src: Device, dst: Device) -> tuple[Device, str]:
     return dst, COPY
 
 
-def _copy_kernel(dst: Device, shape: tuple[int, ...], dtype: torch.dtype):
+def _copy_kernel(dst: Device, shape: tuple[int, ...], dtype: torch.dtype) -> Callable[[torch.Tensor], torch.Tensor]:
     if dst.kind == "cpu":
 
         def to_host(t: torch.Tensor) -> torch.Tensor:

@@ -75,6 +75,8 @@ def asarray(obj: Any, device: Any = None, dtype: Any = None, ctx: Any = None) ->
         dev = obj.device if device is None and ctx is None else as_device(device, ctx, "asarray")
         out = obj if dev == obj.device else obj.copyto(dev)
         return out if dtype is None else out.astype(dtype, copy=False)
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, (np.ndarray, np.generic)):
+        return asarray(torch.from_dlpack(obj), device=device, dtype=dtype, ctx=ctx)  # other frameworks' arrays
     return array(obj, device=device, dtype=dtype, ctx=ctx, copy=False)
 
 
