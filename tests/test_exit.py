@@ -115,3 +115,26 @@ def test_work_pushed_by_a_later_exit_handler_still_runs(tmp_path) -> None:  # ty
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_text() == "ran"
+
+
+def test_a_cancelled_op_raises_when_read_by_a_later_exit_handler() -> None:
+    proc = run(
+        """
+        import atexit, threading
+        from autopar import engine, errors
+        queued = engine.Var("queued")
+        def late():
+            try:
+                engine.wait_for_var(queued)
+            except errors.EngineShutdownError as e:
+                print("raised:", e)
+        atexit.register(late)
+        from autopar import engine
+        never = threading.Event()
+        engine.push(never.wait, writes=[engine.Var()], name="stuck")
+        engine.push(lambda: None, writes=[queued])  # same lane, behind the stuck op
+        """,
+        AUTOPAR_EXIT_TIMEOUT="0.3",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "raised: cancelled: still queued 0.3 s after the interpreter began to exit" in proc.stdout

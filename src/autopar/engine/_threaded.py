@@ -59,7 +59,8 @@ from typing import Any
 from autopar.devices import Device, LaneSpec, lane_specs
 from autopar.engine import _base, _hooks, _tracker
 from autopar.engine._op import Op, OpState
-from autopar.engine._var import Var
+from autopar.engine._var import Failure, Var
+from autopar.errors import EngineShutdownError
 
 _RUNNING = OpState.RUNNING
 _READY = OpState.READY
@@ -575,14 +576,19 @@ class ThreadedEngine:
             if self._watcher is not None:
                 self._watcher.stop()
         else:
+            shutdown = Failure(
+                "interpreter exit", "all devices",
+                EngineShutdownError(f"cancelled: still queued {timeout:g} s after the interpreter began to exit"),
+            )
+            shutdown.observed = True
             with self._lock:
                 cancelled = 0
                 for lanes in self._lanes.values():
                     for lane in lanes.values():
                         lane.stopping = True
                         for _, _, op in lane.heap:
+                            _base.skip(op, shutdown)  # a late read raises instead of finding no value
                             op.state = OpState.CANCELLED
-                            op.failure = None
                             cancelled += 1
                         lane.heap.clear()
                         lane.cond.notify()
