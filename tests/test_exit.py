@@ -121,15 +121,15 @@ def test_a_cancelled_op_raises_when_read_by_a_later_exit_handler() -> None:
     proc = run(
         """
         import atexit, threading
-        from autopar import engine, errors
-        queued = engine.Var("queued")
         def late():
+            from autopar import errors
             try:
                 engine.wait_for_var(queued)
             except errors.EngineShutdownError as e:
                 print("raised:", e)
-        atexit.register(late)
+        atexit.register(late)  # before autopar's own handler exists: runs after it
         from autopar import engine
+        queued = engine.Var("queued")
         never = threading.Event()
         engine.push(never.wait, writes=[engine.Var()], name="stuck")
         engine.push(lambda: None, writes=[queued])  # same lane, behind the stuck op
