@@ -96,9 +96,17 @@ class Lane:
             self._threads_set = True
 
     def _work(self) -> None:
-        if self.stream is not None:
-            self._activation = self.stream.activate()  # this thread issues onto this stream for good
-            self._activation.__enter__()
+        if self.stream is None:
+            self._serve()
+            return
+        # This thread issues onto this stream for good. The activation is entered
+        # and left here, on this thread: left to the garbage collector, a
+        # generator-based one would be closed on whatever thread collects it and
+        # reset *that* thread's current stream.
+        with self.stream.activate():
+            self._serve()
+
+    def _serve(self) -> None:
         engine = self.engine
         lock = engine._lock
         heap = self.heap
