@@ -59,14 +59,16 @@ def test_two_cpu_devices_run_side_by_side(two_cpus) -> None:  # type: ignore[no-
 
 
 def test_pushing_returns_long_before_the_work_finishes(two_cpus) -> None:  # type: ignore[no-untyped-def]
-    x = ap.random.uniform(size=(320, 320), device=two_cpus[0])
+    x = ap.random.uniform(size=(400, 400), device=two_cpus[0])
     x.wait_to_read()
-    start = time.perf_counter()
-    results = products(x)
-    pushed = time.perf_counter() - start
-    ap.waitall()
-    total = time.perf_counter() - start
-    assert pushed < 0.25 * total, (pushed, total)
+    shares = []
+    for _ in range(3):  # the machine is shared: the best of three
+        start = time.perf_counter()
+        results = products(x)
+        pushed = time.perf_counter() - start
+        ap.waitall()
+        shares.append(pushed / (time.perf_counter() - start))
+    assert min(shares) < 0.25, shares
     np.testing.assert_allclose(results[-1].numpy(), x.numpy() @ x.numpy(), rtol=1e-4)
 
 
