@@ -76,7 +76,12 @@ class Lane:
         self.device = spec.device
         self.name = spec.name
         self.heap: list[tuple[int, int, Op]] = []
-        self.cond = threading.Condition(engine._lock)
+        # The doorbell: a lock held while nobody rings. The worker, with nothing
+        # to do, sets `waiting` and blocks on it; whoever queues work (under the
+        # engine lock) sees `waiting` and releases it once. Cheaper than a
+        # Condition, which allocates a lock per wait.
+        self._doorbell = threading.Lock()
+        self._doorbell.acquire()
         self.waiting = False
         self.stopping = False
         self.pending = 0  # ops pushed to this lane and not finished
@@ -88,6 +93,12 @@ class Lane:
 
     def __repr__(self) -> str:
         return f"<Lane {self.spec} queued={len(self.heap)} pending={self.pending}>"
+
+    def ring(self) -> None:
+        """Wake the worker if it sleeps. Call with the engine lock held."""
+        if self.waiting:
+            self.waiting = False
+            self._doorbell.release()
 
     def _configure_torch_threads(self) -> None:
         torch = sys.modules.get("torch")
@@ -110,9 +121,11 @@ class Lane:
         engine = self.engine
         lock = engine._lock
         heap = self.heap
+        doorbell = self._doorbell
         done: Op | None = None
         while True:
-            with lock:
+            lock.acquire()
+            try:
                 if done is not None:
                     self.running = None
                     engine._finish_locked(done)
@@ -121,11 +134,16 @@ class Lane:
                     if self.stopping and not heap:
                         return
                     self.waiting = True
-                    self.cond.wait()
-                    self.waiting = False
+                    lock.release()
+                    try:
+                        doorbell.acquire()
+                    finally:
+                        lock.acquire()
                 op = heapq.heappop(heap)[2]
                 op.state = _RUNNING
                 self.running = op
+            finally:
+                lock.release()
             if not self._threads_set:
                 self._configure_torch_threads()
             self._run(op)
@@ -282,7 +300,7 @@ class ThreadedEngine:
                     op.state = _READY
                     heapq.heappush(lane_obj.heap, (-priority, op.seq, op))
                     if lane_obj.waiting:
-                        lane_obj.cond.notify()
+                        lane_obj.ring()
         if run_here:
             self._run_inline(op, lane_obj)
         return op
@@ -359,8 +377,8 @@ class ThreadedEngine:
         with self._lock:
             lane.running = None
             self._finish_locked(op)
-            if lane.heap and lane.waiting:
-                lane.cond.notify()
+            if lane.heap:
+                lane.ring()
         if interrupted is not None:
             raise interrupted
 
@@ -421,7 +439,7 @@ class ThreadedEngine:
         op.state = _READY
         heapq.heappush(lane.heap, (-op.priority, op.seq, op))
         if lane.waiting:
-            lane.cond.notify()
+            lane.ring()
 
     @staticmethod
     def _device_events(op: Op) -> list[tuple[Any, Any]]:
@@ -569,7 +587,7 @@ class ThreadedEngine:
             for device in [d for d in self._lanes if d.kind == "cpu"]:
                 for lane in self._lanes.pop(device).values():
                     lane.stopping = True
-                    lane.cond.notify()
+                    lane.ring()
 
     def shutdown(self, timeout: float) -> None:
         """Finish pending work (up to ``timeout`` s, then cancel it) and stop the workers."""
@@ -580,7 +598,7 @@ class ThreadedEngine:
                 for lanes in self._lanes.values():
                     for lane in lanes.values():
                         lane.stopping = True
-                        lane.cond.notify()
+                        lane.ring()
             if self._watcher is not None:
                 self._watcher.stop()
         else:
@@ -599,7 +617,7 @@ class ThreadedEngine:
                             op.state = OpState.CANCELLED
                             cancelled += 1
                         lane.heap.clear()
-                        lane.cond.notify()
+                        lane.ring()
                 running = [lane.running for lanes in self._lanes.values() for lane in lanes.values() if lane.running]
                 waiting = self._pending - cancelled - len(running)
             names = ", ".join(repr(op.name) for op in running[:3]) or "none"
