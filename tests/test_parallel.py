@@ -50,11 +50,13 @@ def test_two_cpu_devices_run_side_by_side(two_cpus) -> None:  # type: ignore[no-
     products(x0, 5), products(x1, 5)
     ap.waitall()  # warm up both lanes
     best = 10.0
-    for _ in range(3):  # the machine is shared: take the best of three
+    for _ in range(5):  # the machine is shared: the best of up to five
         t0 = timed(lambda: (products(x0), ap.waitall()))
         t1 = timed(lambda: (products(x1), ap.waitall()))
         both = timed(lambda: (products(x0), products(x1), ap.waitall()))
         best = min(best, both / (t0 + t1))
+        if best < 0.75:
+            break
     assert best < 0.85, f"both together took {best:.2f} of the two apart: no parallelism"
 
 

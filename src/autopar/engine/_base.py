@@ -60,6 +60,28 @@ def _var_tuple(items: Any, what: str) -> tuple[Var, ...]:
     return out
 
 
+def dedupe(reads: tuple[Var, ...], writes: tuple[Var, ...]) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+    """Drop repeated vars, and reads of vars also written (a var in both counts as written)."""
+    if reads and (writes or len(reads) > 1):
+        if len(reads) == 1 and len(writes) == 1:
+            if reads[0] is writes[0]:
+                reads = ()
+        else:
+            seen = set(writes)
+            kept = []
+            for var in reads:
+                if var not in seen:
+                    seen.add(var)
+                    kept.append(var)
+            if len(kept) != len(reads):
+                reads = tuple(kept)
+    if len(writes) > 1:
+        unique = tuple(dict.fromkeys(writes))
+        if len(unique) != len(writes):
+            writes = unique
+    return reads, writes
+
+
 def normalize(
     fn: Callable[[], Any],
     reads: Iterable[Var],
@@ -72,24 +94,7 @@ def normalize(
         raise TypeError(f"push: fn must be callable with no arguments; got {fn!r}")
     writes_t = _var_tuple(writes, "writes") if writes else ()
     reads_t = _var_tuple(reads, "reads") if reads else ()
-    if reads_t and (writes_t or len(reads_t) > 1):
-        # A var in both counts as written; a var read twice is read once.
-        if len(reads_t) == 1 and len(writes_t) == 1:
-            if reads_t[0] is writes_t[0]:
-                reads_t = ()
-        else:
-            seen = set(writes_t)
-            kept = []
-            for var in reads_t:
-                if var not in seen:
-                    seen.add(var)
-                    kept.append(var)
-            if len(kept) != len(reads_t):
-                reads_t = tuple(kept)
-    if len(writes_t) > 1:
-        unique = tuple(dict.fromkeys(writes_t))
-        if len(unique) != len(writes_t):
-            writes_t = unique
+    reads_t, writes_t = dedupe(reads_t, writes_t)
     if device is None:
         device = _DEFAULT_DEVICE
     elif type(device) is not Device:

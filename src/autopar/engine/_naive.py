@@ -39,6 +39,20 @@ class NaiveEngine:
         inline: bool = False,
     ) -> Op:
         reads_t, writes_t, dev = _base.normalize(fn, reads, writes, device, priority)
+        return self.push_checked(fn, reads_t, writes_t, dev, priority, name, lane, inline)
+
+    def push_checked(
+        self,
+        fn: Callable[[], Any],
+        reads_t: tuple[Var, ...],
+        writes_t: tuple[Var, ...],
+        dev: Device,
+        priority: int,
+        name: str | None,
+        lane: str,
+        inline: bool,
+    ) -> Op:
+        """``push`` for callers that pass what ``normalize`` returns (the array layer)."""
         if dev not in self._checked or lane != "compute":
             specs = lane_specs(dev)
             if lane not in specs:
@@ -85,19 +99,6 @@ class NaiveEngine:
                 listener.op_finished(op)
         return op
 
-    def push_checked(
-        self,
-        fn: Callable[[], Any],
-        reads: tuple[Var, ...],
-        writes: tuple[Var, ...],
-        device: Device,
-        priority: int,
-        name: str | None,
-        lane: str,
-        inline: bool,
-    ) -> Op:
-        return self.push(fn, reads, writes, device, priority, name, lane)
-
     def push_tiny(
         self,
         fn: Callable[[], Any],
@@ -107,7 +108,7 @@ class NaiveEngine:
         name: str | None,
         lane: str,
     ) -> None:
-        self.push(fn, reads, writes, device, 0, name, lane)
+        self.push_checked(fn, reads, writes, device, 0, name, lane, True)
 
     def _stream(self, device: Device) -> Any:
         stream = self._streams.get(device)

@@ -472,10 +472,7 @@ def _inline_push(
     tiny: bool,
     lane: str = "compute",
 ) -> None:
-    if reads and writes[0] in reads:  # an in-place op reading its target counts as a write
-        reads = tuple(v for v in reads if v is not writes[0])
-    if len(reads) > 1 and len(set(reads)) != len(reads):
-        reads = tuple(dict.fromkeys(reads))
+    reads, writes = _base.dedupe(reads, writes)  # an in-place op reading its target counts as a write
     eng = engine._engine or engine.current_engine()
     if tiny:
         eng.push_tiny(fn, reads, writes, device, name, lane)
