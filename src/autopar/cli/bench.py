@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     repeat = 10 if args.quick else 50
     size = 256 if args.quick else chapter.calibrate(devices, repeat)
     result = chapter.run_chapter(devices[0], devices[1], target, size, repeat, report=lambda line: None,
-                                 trials=2 if args.quick else 3)
+                                 trials=2 if args.quick else 5)
     sections.append((f"chapter on {devices[0]} and {devices[1]} ({why}; {repeat} products of {size}x{size})", [
         Figure("both / max(T1, T2)", result.both_ratio, [result.t1, result.t2, result.both], unit="ratio",
                note="target <= 1.10"),
