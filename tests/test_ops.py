@@ -421,3 +421,20 @@ def test_asarray_takes_other_frameworks_arrays_through_dlpack_without_a_copy() -
 
     a = ap.asarray(Foreign())
     assert a.tolist() == [0.0, 1.0, 2.0, 3.0] and a.torch().data_ptr() == t.data_ptr()
+
+
+def test_the_ops_module_never_calls_its_own_sum_max_min_by_accident() -> None:
+    """_ops defines sum, max and min (NumPy's names), so a bare sum(...) there is the
+    array reduction, not Python's. Two bugs came from that; builtins.sum is meant."""
+    import ast
+    import inspect
+
+    from autopar.ndarray import _ops
+
+    tree = ast.parse(inspect.getsource(_ops))
+    bare = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"sum", "max", "min"}
+    ]
+    assert bare == [], f"bare sum/max/min calls in _ops.py at lines {bare}"

@@ -8,6 +8,7 @@ inside the engine on tensors that the engine has made safe to touch.
 
 from __future__ import annotations
 
+import builtins  # this module defines sum, max and min: builtins.* are Python's
 import math
 import numbers
 from collections.abc import Callable
@@ -401,11 +402,24 @@ class _Index:
     def __init__(self, target: NDArray, key: Any, op: str) -> None:
         key = _normalize_key(key)
         self.arrays: list[NDArray] = []
+        self.flip: list[int] = []  # result dims to reverse (slices with a negative step)
         if _is_basic(key):
             self.basic = True
             self.key = key
             self.shape = _shapes.basic_index(target.shape, key)
             return
+        reversed_slices = [k for k in key if isinstance(k, slice) and k.step is not None and k.step < 0]
+        if reversed_slices and _is_basic(tuple(k for k in key if k not in reversed_slices)):
+            # Torch slices need step > 0: take the same elements in ascending order, then flip.
+            self.basic = True
+            self.key = self._ascending(target.shape, key)
+            self.shape = _shapes.basic_index(target.shape, self.key)
+            return
+        if len(reversed_slices) + builtins.sum(1 for k in key if not (k is None or k is Ellipsis or isinstance(k, (int, slice)))) > 1:
+            raise IndexError(
+                f"{op}: a slice with a negative step together with other array indexes is not supported; "
+                f"index in two steps"
+            )
         self.basic = False
         parts: list[Any] = []
         meta_parts: list[Any] = []
@@ -433,14 +447,14 @@ class _Index:
                         meta_parts.append(bool(arr))
                         continue
                     for nz in np.nonzero(arr):
-                        t = torch.as_tensor(np.ascontiguousarray(nz), dtype=torch.int64)
+                        t = torch.as_tensor(np.array(nz, dtype=np.int64))
                         parts.append(("const", t))
                         meta_parts.append(torch.empty(t.shape, dtype=torch.int64, device="meta"))
                     dim += arr.ndim
                     continue
                 if not np.issubdtype(arr.dtype, np.integer):
                     raise IndexError(f"{op}: index arrays must hold integers or bools, not {arr.dtype}")
-                t = torch.as_tensor(np.ascontiguousarray(arr), dtype=torch.int64)
+                t = torch.as_tensor(np.array(arr, dtype=np.int64))  # a fresh copy: no negative strides
                 if arr.size:
                     size = target.shape[dim] if dim < target.ndim else 0
                     if arr.max() >= size or arr.min() < -size:
@@ -466,6 +480,36 @@ class _Index:
         self.shape = tuple(meta.shape)
         self.parts = parts
 
+    def _ascending(self, shape: tuple[int, ...], key: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``key`` with every negative-step slice made ascending; records the result dims to flip."""
+        n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+        out: list[Any] = []
+        dim = 0
+        result_dim = 0
+        for k in key:
+            if k is None:
+                result_dim += 1
+            elif k is Ellipsis:
+                span = len(shape) - n_real
+                dim += span
+                result_dim += span
+            elif isinstance(k, slice):
+                if dim >= len(shape):
+                    raise IndexError(f"index: too many indices for an array of shape {shape}")
+                if k.step is not None and k.step < 0:
+                    picked = range(*k.indices(shape[dim]))
+                    if len(picked):
+                        k = slice(picked[-1], picked[0] + 1, -k.step)
+                    else:
+                        k = slice(0, 0)
+                    self.flip.append(result_dim)
+                dim += 1
+                result_dim += 1
+            else:
+                dim += 1
+            out.append(k)
+        return tuple(out)
+
     def resolve(self, tensors: list[torch.Tensor], device: torch.device) -> tuple[Any, ...]:
         if self.basic:
             return self.key
@@ -481,6 +525,9 @@ class _Index:
 
 def getitem(a: NDArray, key: Any) -> NDArray:
     index = _Index(a, key, "index")
+    if index.basic and index.flip:
+        k, dims = index.key, index.flip
+        return launch("index", lambda t: t[k].flip(dims), make(index.shape, a._tdtype, a.device), (a,))
     if index.basic:
         k = index.key
         return make(index.shape, a._tdtype, a.device, a._storage, _compose(a._view, lambda t: t[k]))
@@ -503,9 +550,13 @@ def setitem(a: NDArray, key: Any, value: Any) -> None:
                 f"index assignment: a value of shape {value.shape} cannot be broadcast to the indexed shape {index.shape}"
             )
         n = len(index.arrays)
+        shape, flip = index.shape, index.flip
 
         def assign(t: torch.Tensor, *rest: torch.Tensor) -> None:
-            t[index.resolve(list(rest[:n]), t.device)] = rest[n].to(dtype)
+            value = rest[n].to(dtype)
+            if flip:
+                value = torch.broadcast_to(value, shape).flip(flip)
+            t[index.resolve(list(rest[:n]), t.device)] = value
 
         launch_inplace("setitem", assign, a, (*index.arrays, value))
         return
