@@ -114,3 +114,24 @@ def test_no_listener_after_the_block() -> None:
     op = engine.push(lambda: None)
     ap.waitall()
     assert op.t_start == 0  # no timestamps are taken with nobody listening
+
+
+@pytest.mark.parametrize("policy", ["threaded", "naive"])
+def test_a_profile_block_inside_an_op_raises_instead_of_waiting_for_itself(policy: str) -> None:
+    from autopar.errors import BlockingCallError
+
+    engine.set_engine(policy)
+    errors: list[BaseException] = []
+
+    def profiled() -> None:
+        try:
+            with ap.profile():
+                pass
+        except BlockingCallError as error:
+            errors.append(error)
+
+    engine.push(profiled, name="profiled")
+    ap.waitall()
+    assert len(errors) == 1
+    assert "profile() (leaving its block) was called inside engine operation 'profiled'" in str(errors[0])
+    engine.set_engine("threaded")

@@ -142,7 +142,8 @@ class NaiveEngine:
     def pending(self) -> int:
         return 0
 
-    def drain(self, timeout: float | None = None) -> bool:
+    def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
+        _base.check_not_in_op(call)  # as the threaded engine, so programs behave alike on both
         self._sync_streams()
         return True
 

@@ -568,8 +568,12 @@ class ThreadedEngine:
     def pending(self) -> int:
         return self._pending
 
-    def drain(self, timeout: float | None = None) -> bool:
-        """Wait for pending work without raising failures; False on timeout."""
+    def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
+        """Wait for pending work without raising failures; False on timeout.
+
+        Inside an op it cannot wait (the op is pending work itself) and raises
+        BlockingCallError naming ``call``, like every blocking call there."""
+        _base.check_not_in_op(call)
         return self._wait_idle(None, timeout)
 
     # -- configuration and exit --------------------------------------------------

@@ -120,7 +120,7 @@ class Profile:
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            engine.current_engine().drain()  # record what the block pushed
+            engine.current_engine().drain(call="profile() (leaving its block)")  # record what the block pushed
         finally:
             engine.remove_listener(self)
             self.stopped_ns = time.perf_counter_ns()
