@@ -118,3 +118,45 @@ def test_two_devices_calling_blas_at_once_with_omp_num_threads_set_do_not_hang()
                           env={**os.environ, "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "1"
+
+
+def test_array_programs_from_several_threads_at_once(two_cpus) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    results: dict[int, np.ndarray] = {}
+
+    def program(t: int) -> None:
+        device = two_cpus[t % 2]
+        a = ap.full((150, 150), float(t), device=device)
+        for _ in range(20):
+            a = ap.tanh(a @ a / 150.0) + 1.0
+            a[0] = float(t)
+        results[t] = a.numpy()
+
+    threads = [threading.Thread(target=program, args=(t,)) for t in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    ap.engine.set_engine("naive")
+    try:
+        for t in range(6):
+            expected = ap.full((150, 150), float(t))
+            for _ in range(20):
+                expected = ap.tanh(expected @ expected / 150.0) + 1.0
+                expected[0] = float(t)
+            np.testing.assert_allclose(results[t], expected.numpy(), rtol=1e-5)
+    finally:
+        ap.engine.set_engine("threaded")
+
+
+def test_arrays_dropped_while_pending_still_feed_their_readers(two_cpus) -> None:  # type: ignore[no-untyped-def]
+    import gc
+
+    total = ap.zeros((200, 200), device=two_cpus[0])
+    for i in range(30):
+        temp = ap.full((200, 200), float(i), device=two_cpus[0]) @ ap.ones((200, 200), device=two_cpus[0])
+        total += temp.copyto(two_cpus[0])
+        del temp
+        gc.collect()
+    assert total[0, 0].item() == 200.0 * sum(range(30))
