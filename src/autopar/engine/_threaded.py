@@ -73,8 +73,6 @@ class Lane:
     def __init__(self, engine: ThreadedEngine, spec: LaneSpec) -> None:
         self.engine = engine
         self.spec = spec
-        self.device = spec.device
-        self.name = spec.name
         self.heap: list[tuple[int, int, Op]] = []
         # The doorbell: a lock held while nobody rings. The worker, with nothing
         # to do, sets `waiting` and blocks on it; whoever queues work (under the
@@ -289,7 +287,7 @@ class ThreadedEngine:
                     and lane_obj.stream is None
                     and not (_base.failures_seen and _base.first_failure(op))
                     and not (self._streams_used and self._device_events(op))
-                    and getattr(_base._local, "op", None) is None
+                    and _base.current_op() is None
                 ):
                     op.state = _RUNNING
                     lane_obj.running = op

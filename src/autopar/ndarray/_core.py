@@ -463,7 +463,7 @@ def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
     return device
 
 
-def _inline_push(
+def _push_kernel(
     fn: Callable[[], Any],
     reads: tuple[engine.Var, ...],
     writes: tuple[engine.Var, ...],
@@ -472,6 +472,7 @@ def _inline_push(
     tiny: bool,
     lane: str = "compute",
 ) -> None:
+    """Push an array kernel; a ``tiny`` one may run at once on this thread (engine ``push_tiny``)."""
     reads, writes = _base.dedupe(reads, writes)  # an in-place op reading its target counts as a write
     eng = engine._engine or engine.current_engine()
     if tiny:
@@ -512,7 +513,7 @@ def launch(
     reads = tuple(a._storage.var for a in inputs)
     if tiny is None:
         tiny = out.size <= TINY_NUMEL
-    _inline_push(run, reads, (storage.var,), where, name, tiny and not cuda, lane)
+    _push_kernel(run, reads, (storage.var,), where, name, tiny and not cuda, lane)
     return out
 
 
@@ -536,7 +537,7 @@ def launch_inplace(
         kernel(t, *tensors)
 
     reads = tuple(a._storage.var for a in inputs)
-    _inline_push(run, reads, (target._storage.var,), where, name, target.size <= TINY_NUMEL and not cuda, lane)
+    _push_kernel(run, reads, (target._storage.var,), where, name, target.size <= TINY_NUMEL and not cuda, lane)
     return target
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from autopar.ndarray import _dtypes, _shapes
-from autopar.ndarray._core import NDArray, Storage, as_device, launch, make, same_device
+from autopar.ndarray._core import NDArray, Storage, as_device, launch, make
 from autopar.devices import Device
 
 
@@ -104,9 +104,7 @@ def _constant(name: str, shape: Any, value: Any, dtype: Any, device: Any, ctx: A
     if dtype is not None:
         tdtype = _dtypes.to_torch_dtype(dtype)
     elif name == "full":
-        tdtype = _dtypes.with_scalar(torch.bool, value) if not isinstance(value, bool) else torch.bool
-        if isinstance(value, int) and not isinstance(value, bool):
-            tdtype = torch.int64
+        tdtype = _dtypes.with_scalar(torch.bool, value)  # bool, int64, float32 or complex64, by the value's kind
     else:
         tdtype = _dtypes.DEFAULT_FLOAT
     where = dev.torch_device
@@ -167,4 +165,4 @@ def arange(
     return launch("arange", kernel, make((n,), tdtype, dev), ())
 
 
-__all__ = ["arange", "array", "asarray", "from_torch", "full", "ones", "ones_like", "same_device", "zeros", "zeros_like"]
+__all__ = ["arange", "array", "asarray", "from_torch", "full", "ones", "ones_like", "zeros", "zeros_like"]

@@ -74,10 +74,6 @@ def numpy_dtype(dtype: torch.dtype) -> Any:
     return _TORCH_TO_NUMPY.get(dtype, dtype)
 
 
-def is_float(dtype: torch.dtype) -> bool:
-    return dtype.is_floating_point
-
-
 def promote(a: torch.dtype, b: torch.dtype) -> torch.dtype:
     key = (a, b)
     found = _promote_cache.get(key)

@@ -21,6 +21,7 @@ from autopar.ndarray import _dtypes, _shapes
 from autopar.ndarray._core import (
     TINY_NUMEL,
     NDArray,
+    as_device,
     launch,
     launch_inplace,
     make,
@@ -602,8 +603,6 @@ def call(
     for i, arr in enumerate(arrays):
         if type(arr) is not NDArray:
             raise TypeError(f"call: argument {i + 1} is {type(arr).__name__}; pass autopar arrays (autopar.asarray(...))")
-    from autopar.ndarray._core import as_device
-
     out_shape = _shapes.normalize_shape(shape)
     asked = None if device is None and ctx is None else as_device(device, ctx, "call")
     if arrays:

@@ -17,7 +17,7 @@ import torch
 
 from autopar import engine
 from autopar.ndarray import _dtypes, _shapes
-from autopar.ndarray._core import NDArray, as_device, launch, make
+from autopar.ndarray._core import TINY_NUMEL, NDArray, _push_kernel, as_device, make
 from autopar.devices import Device
 from autopar.errors import DeviceError
 
@@ -76,8 +76,7 @@ def _draw(name: str, size: Any, device: Any, ctx: Any, dtype: Any, fill: Any) ->
         fill(t, gen)
         storage.tensor = t
 
-    eng = engine._engine or engine.current_engine()
-    eng.push(run, (), (storage.var, var), dev, 0, f"random.{name}", "compute", out.size <= 1 << 14 and dev.kind == "cpu")
+    _push_kernel(run, (), (storage.var, var), dev, f"random.{name}", out.size <= TINY_NUMEL and dev.kind == "cpu")
     return out
 
 
