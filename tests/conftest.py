@@ -41,3 +41,30 @@ def _clean_failures():  # type: ignore[no-untyped-def]
     with _base._failures_lock:
         _base._unobserved.clear()
     yield
+
+
+# -- a local Ray cluster, one per test session (started only by tests that ask for it) -------------
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    """Two nodes x 1 CPU on 127.0.0.1, small object stores, Ray's files in a private temp dir."""
+    pytest.importorskip("ray")
+    import autopar.cluster
+    from autopar.cluster._local import LocalCluster
+
+    cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    try:
+        yield cluster
+    finally:
+        autopar.cluster.disconnect()
+        cluster.stop()
+
+
+@pytest.fixture
+def connected(ray_cluster):  # type: ignore[no-untyped-def]
+    """The driver joined to ``ray_cluster`` (kept between tests: runtimes take seconds to start)."""
+    import autopar.cluster
+
+    autopar.cluster.connect(ray_cluster.address)
+    return ray_cluster

@@ -16,7 +16,7 @@ from autopar import engine
 from autopar._timing import Benchmark
 from autopar.devices import Device, cpu, cuda, gpu, num_gpus, try_all_gpus, try_gpu
 from autopar.engine import set_cpu_devices, synchronize, waitall
-from autopar.errors import AutoparError, BlockingCallError, DeviceError
+from autopar.errors import AutoparError, BlockingCallError, DeviceError, NodeLostError
 
 __version__ = "0.1.0"
 
@@ -69,6 +69,7 @@ __all__ = sorted(
         "BlockingCallError",
         "Device",
         "DeviceError",
+        "NodeLostError",
         "cpu",
         "cuda",
         "engine",
