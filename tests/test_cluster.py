@@ -174,3 +174,53 @@ def test_devices_cli_lists_remote_devices(connected) -> None:  # type: ignore[no
         assert f"{name}/cpu:0" in out
         assert ids[name] in out
     assert out.count("127.0.0.1") >= 2
+
+
+def _cluster_processes(tmpdir: str) -> list:  # type: ignore[type-arg]
+    """This process's children and every process whose command line names ``tmpdir``."""
+    import psutil  # a dependency of Ray
+
+    me = psutil.Process()
+    procs = {p.pid: p for p in me.children(recursive=True)}
+    for p in psutil.process_iter(["cmdline"]):
+        if tmpdir in " ".join(p.info["cmdline"] or []):
+            procs[p.pid] = p
+    return list(procs.values())
+
+
+def test_a_local_cluster_binds_the_loopback_reports_nothing_and_leaves_nothing() -> None:
+    import psutil
+
+    from autopar.cluster import _session
+
+    autopar.cluster.disconnect()
+    home_token = os.path.expanduser("~/.ray/auth_token")
+    had_home_token = os.path.exists(home_token)
+    env_before = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+    devices = autopar.cluster.connect(num_cpus=1, object_store_memory=80 * 2**20)
+    try:
+        assert [str(d) for d in devices] == ["node0/cpu:0"]
+        tmpdir = _session.current().tmpdir
+        assert tmpdir is not None and os.path.isdir(tmpdir)
+        assert os.stat(os.path.join(tmpdir, "auth_token")).st_mode & 0o077 == 0  # the token is ours alone
+        procs = _cluster_processes(tmpdir)
+        names = {p.name() for p in procs}
+        servers = [p for p in procs if p.name() in ("raylet", "gcs_server")]
+        assert "raylet" in names and "gcs_server" in names
+        pids = {p.pid for p in procs}
+        listening = [c for c in psutil.net_connections("inet") if c.status == "LISTEN" and c.pid in pids]
+        assert listening
+        assert all(is_loopback(c.laddr.ip) for c in listening), listening
+        # Ray always starts a head process named dashboard; without dashboard=True it serves no UI or HTTP.
+        heads = [" ".join(p.cmdline()) for p in procs if "dashboard.py" in " ".join(p.cmdline())]
+        assert all("--minimal" in cmd and "--disable-frontend" in cmd for cmd in heads), heads
+        raylet = next(p for p in procs if p.name() == "raylet")
+        assert raylet.environ().get("RAY_USAGE_STATS_ENABLED") == "0"
+        assert raylet.environ().get("RAY_AUTH_MODE") == "token"
+    finally:
+        autopar.cluster.disconnect()
+    assert not os.path.exists(tmpdir)
+    _, alive = psutil.wait_procs(servers, timeout=20)
+    assert not alive  # disconnect stopped the cluster it started
+    assert os.path.exists(home_token) == had_home_token  # nothing written to ~/.ray
+    assert {k: os.environ.get(k) for k in env_before} == env_before
