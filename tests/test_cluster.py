@@ -177,14 +177,14 @@ def test_devices_cli_lists_remote_devices(connected) -> None:  # type: ignore[no
 
 
 def _cluster_processes(tmpdir: str) -> list:  # type: ignore[type-arg]
-    """This process's children and every process whose command line names ``tmpdir``."""
+    """The processes of the cluster whose files are in ``tmpdir``: those naming it, and their children."""
     import psutil  # a dependency of Ray
 
-    me = psutil.Process()
-    procs = {p.pid: p for p in me.children(recursive=True)}
+    procs = {}
     for p in psutil.process_iter(["cmdline"]):
         if tmpdir in " ".join(p.info["cmdline"] or []):
             procs[p.pid] = p
+            procs.update({c.pid: c for c in p.children(recursive=True)})
     return list(procs.values())
 
 
