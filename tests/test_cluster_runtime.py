@@ -152,6 +152,26 @@ def test_calls_in_flight_run_side_by_side_on_a_node(connected) -> None:  # type:
     n.free((kx, ky, kq))
 
 
+def test_a_wait_with_a_deadline_fails_with_a_message_instead_of_hanging(connected) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    n = node("node1")
+    kx, ky = key(), key()
+    n.write(kx, "cpu:0", np.ones(4))
+
+    def slow(x: torch.Tensor) -> torch.Tensor:
+        time.sleep(3)  # a slow kernel, not synchronisation
+        return x
+
+    ref = n.submit_run(UserFunction(slow, "slow"), (kx,), (ky,), "cpu:0")
+    with pytest.raises(autopar.cluster.ClusterError, match=r"slow on node1: no answer within 0.5 s"):
+        n.wait(ref, "slow", timeout=0.5)
+    assert not n.lost  # a slow node is not a lost one
+    n.wait(ref, "slow")  # without a deadline: as long as the node lives
+    np.testing.assert_array_equal(n.read(ky), np.ones(4))
+    n.free((kx, ky))
+
+
 # -- losing a node's runtime --------------------------------------------------------------------
 
 

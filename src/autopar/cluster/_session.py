@@ -75,7 +75,9 @@ def connect(
     127.0.0.1 only if ``dashboard``); ``"auto"`` joins the cluster Ray finds
     (``RAY_ADDRESS``, or the one last started on this machine);
     ``"host:port"`` a cluster's GCS address; ``"ray://host:port"`` through Ray
-    Client. ``timeout`` bounds each step of joining and every control call.
+    Client. ``timeout`` bounds the start of each node's runtime and every
+    control call; ``ray.init`` itself gives up after Ray's own GCS connection
+    timeout (about a minute) when nobody answers.
 
     Connecting again while connected (with the same address, or none) starts
     runtimes on nodes that joined since or whose runtime was lost, and keeps
