@@ -189,6 +189,7 @@ def _cluster_processes(tmpdir: str) -> list:  # type: ignore[type-arg]
 
 
 def test_a_local_cluster_binds_the_loopback_reports_nothing_and_leaves_nothing() -> None:
+    pytest.importorskip("ray")
     import psutil
 
     from autopar.cluster import _session
