@@ -23,21 +23,20 @@ became ready meanwhile stay in the FIFO and run at the next push or wait.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from autopar.devices import Device, lane_specs
-from autopar.engine import _args, _device, _failures, _hooks, _ki, _outcome, _run, _tracker
+from autopar.engine import _device, _failures, _hooks, _ki, _outcome, _run, _tracker
 from autopar.engine._lifecycle import cancel_ops, shutdown_failure
 from autopar.engine._op import Completion, Op, OpState, claim
+from autopar.engine._pushing import EXTERNAL, Pushing
 from autopar.engine._var import Failure, Var
 from autopar.engine._waiting import wait
 
-EXTERNAL = "external"
 
 
 @_ki.unprotect
@@ -49,105 +48,31 @@ def _wait_event(event: Any) -> BaseException | None:
     return None
 
 
-class NaiveEngine:
+class NaiveEngine(Pushing):
     name = "naive"
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.RLock()
         self._progress = threading.Condition(self._lock)
         self._ready: deque[Op] = deque()
-        self._seq = itertools.count()
+        self._lanes: dict[Device, dict[str, str]] = {}  # the lanes checked to exist
         self._pending = 0
         self._per_device: dict[Device, int] = {}
         self._issued: dict[Op, None] = {}
         self._streams: dict[Device, Any] = {}
-        self._checked: set[tuple[Device, str]] = set()
         self._closed = False
 
-    # -- pushing -------------------------------------------------------------------
-
-    def push(
-        self,
-        fn: Callable[[], Any],
-        reads: Iterable[Var] = (),
-        writes: Iterable[Var] = (),
-        device: Any = None,
-        priority: int = 0,
-        name: str | None = None,
-        lane: str = "compute",
-        inline: bool = False,
-    ) -> Op:
-        reads_t, writes_t, dev = _args.normalize(fn, reads, writes, device, priority)
-        return self.push_checked(fn, reads_t, writes_t, dev, priority, name, lane, inline)
-
-    @_ki.protect
-    def push_checked(
-        self,
-        fn: Callable[[], Any],
-        reads: tuple[Var, ...],
-        writes: tuple[Var, ...],
-        device: Device,
-        priority: int,
-        name: str | None,
-        lane: str,
-        inline: bool,
-    ) -> Op:
-        """``push`` for callers that pass tuples of vars and a Device (the array layer)."""
-        try:
-            reads, writes, rw = _args.split(reads, writes)
-            self._check_lane(device, lane)
-            op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw)
-            self._submit(op)
-            return op
-        finally:
-            if _ki.deferred:
-                _ki.check()
-
-    @_ki.protect
-    def push_async(
-        self,
-        fn: Callable[[Completion], Any],
-        reads: Iterable[Var] = (),
-        writes: Iterable[Var] = (),
-        device: Any = None,
-        priority: int = 0,
-        name: str | None = None,
-        lane: str = "compute",
-    ) -> Op:
-        try:
-            reads_t, writes_t, dev = _args.normalize(
-                fn, reads, writes, device, priority, "fn must be callable with one argument, complete")
-            reads_t, writes_t, rw = _args.split(reads_t, writes_t)
-            self._check_lane(dev, lane)
-            op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq), rw)
-            op.completion = Completion(op, self._on_complete)
-            self._submit(op)
-            return op
-        finally:
-            if _ki.deferred:
-                _ki.check()
-
-    @_ki.protect
-    def push_event(self, event: Any, writes: Iterable[Var] = (), device: Any = None, name: str | None = None) -> Op:
-        try:
-            _, writes_t, dev = _args.normalize(lambda: None, (), writes, device, 0)
-            _, writes_t, _ = _args.split((), writes_t)
-            op = Op(None, (), writes_t, dev, EXTERNAL, 0, name or "external device work", next(self._seq))
-            op.event = event
-            self._submit(op)
-            return op
-        finally:
-            if _ki.deferred:
-                _ki.check()
-
-    def _check_lane(self, device: Device, lane: str) -> None:
-        if (device, lane) not in self._checked:
+    def _make_lane(self, device: Device, name: str) -> str:
+        if name != EXTERNAL:
             specs = lane_specs(device)
-            if lane not in specs:
-                raise ValueError(f"push: device {device} has no lane {lane!r}; its lanes are {', '.join(specs)}")
-            self._checked.add((device, lane))
+            if name not in specs:
+                raise ValueError(f"push: device {device} has no lane {name!r}; its lanes are {', '.join(specs)}")
+        with self._lock:
+            self._lanes.setdefault(device, {})[name] = name
+        return name
 
-    def _submit(self, op: Op) -> None:
+    def _submit(self, op: Op, inline: bool) -> None:
         if _hooks.listeners:
             op.t_push = time.perf_counter_ns()
             fault = _hooks.call("op_pushed", op)
@@ -319,7 +244,7 @@ class NaiveEngine:
 
     def reset_lanes(self) -> None:
         with self._lock:
-            self._checked.clear()
+            self._lanes.clear()
 
     @_ki.protect
     def shutdown(self, timeout: float) -> None:
