@@ -32,7 +32,6 @@ import torch
 from autopar import engine
 from autopar.ndarray import _dtypes
 from autopar.devices import Device, cpu
-from autopar.engine import _base
 from autopar.errors import DeviceError
 
 # Ops whose output has at most this many elements run on the pushing thread
@@ -472,13 +471,9 @@ def _push_kernel(
     tiny: bool,
     lane: str = "compute",
 ) -> None:
-    """Push an array kernel; a ``tiny`` one may run at once on this thread (engine ``push_tiny``)."""
-    reads, writes = _base.dedupe(reads, writes)  # an in-place op reading its target counts as a write
+    """Push an array kernel; a ``tiny`` one may run at once on this thread (engine ``inline``)."""
     eng = engine._engine or engine.current_engine()
-    if tiny:
-        eng.push_tiny(fn, reads, writes, device, name, lane)
-    else:
-        eng.push_checked(fn, reads, writes, device, 0, name, lane, False)
+    eng.push_checked(fn, reads, writes, device, 0, name, lane, tiny)
 
 
 def launch(
@@ -536,7 +531,8 @@ def launch_inplace(
             guard_streams([target, *inputs], [t, *tensors], lane)
         kernel(t, *tensors)
 
-    reads = tuple(a._storage.var for a in inputs)
+    # A partial update reads what it keeps: the target is read too (SPEC §4.2).
+    reads = (target._storage.var, *(a._storage.var for a in inputs))
     _push_kernel(run, reads, (target._storage.var,), where, name, target.size <= TINY_NUMEL and not cuda, lane)
     return target
 

@@ -92,9 +92,12 @@ def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDA
         raise ValueError(f"from_torch: the tensor is on {t.device}; device={dev} would need a copy (use asarray(t).to(...))")
     storage = Storage(t)
     if t.is_cuda:
+        from autopar import engine
         from autopar.devices._cuda import CudaEvent
 
-        storage.var._write_event = (None, CudaEvent(torch.cuda.current_stream(t.device)))
+        # the user's kernels producing t may still run: every reader waits for them
+        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(storage.var,), device=dev,
+                          name="from_torch")
     return make(tuple(t.shape), t.dtype, dev, storage)
 
 
