@@ -47,16 +47,14 @@ class Minibatches:
         return self._epoch(epoch)
 
     def _epoch(self, epoch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        stop = len(self) * self.batch_size
-        if not self.shuffle:
-            for start in range(0, min(stop, len(self.images)), self.batch_size):
-                end = start + self.batch_size
-                yield self.images[start:end], self.labels[start:end]
-            return
-        order = np.random.default_rng([self.seed, epoch]).permutation(len(self.images))
-        for start in range(0, min(stop, len(order)), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            yield np.take(self.images, rows, axis=0), np.take(self.labels, rows, axis=0)
+        n, size = len(self.images), self.batch_size
+        order = np.random.default_rng([self.seed, epoch]).permutation(n) if self.shuffle else None
+        for start in range(0, min(len(self) * size, n), size):
+            if order is None:
+                yield self.images[start:start + size], self.labels[start:start + size]
+            else:
+                rows = order[start:start + size]
+                yield np.take(self.images, rows, axis=0), np.take(self.labels, rows, axis=0)
 
     def __repr__(self) -> str:
         return (f"Minibatches({len(self.images)} samples, batch_size={self.batch_size}, {len(self)} batches, "
