@@ -1,0 +1,165 @@
+"""MXNet 1.9.1's d2l multi-device training on two CPU contexts: a reference for autopar train.
+
+Needs its own venv, outside the repository (MXNet 1.9.1 needs numpy<1.24;
+autopar and its tests never import this file or MXNet)::
+
+    python3 -m venv ../mxvenv
+    ../mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"
+    ../mxvenv/bin/python bench/mxnet_baseline.py [--steps 30] [--repeats 5] [--json out.json]
+
+It runs the loop of d2l's "Training on Multiple GPUs" (from scratch) with
+MXNet's own pieces -- ``gluon.utils.split_and_load``, ``autograd.record``,
+one ``backward`` per device, an allreduce of every gradient (summed on the
+first device, copied back), then SGD on every device -- for the same LeNet-5
+(ReLU) as autopar's reference model, on the same synthetic
+Fashion-MNIST-shaped batches (``autopar.datasets``, read from ``src/``),
+batch 128 per device: once on ``mx.cpu(0)`` and once on ``mx.cpu(0)``,
+``mx.cpu(1)``, interleaved in each round. MXNet's engine gives each CPU
+context its own worker thread; ``OMP_NUM_THREADS`` is forced to 1 so each
+operator uses one core (two contexts in OpenMP/BLAS at once with more threads
+hang MXNet 1.9.1). The figures are medians of ``--repeats`` rounds of
+``--steps`` steps after warm-up; a watchdog ends the run after ``--timeout``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # before MXNet loads OpenMP; see the docstring
+
+import argparse  # noqa: E402
+import faulthandler  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import mxnet as mx  # noqa: E402
+import numpy  # noqa: E402
+from mxnet import autograd, gluon, np, npx  # noqa: E402
+
+from autopar.datasets import synthetic_fashion_mnist  # noqa: E402
+
+npx.set_np()
+LOSS = gluon.loss.SoftmaxCrossEntropyLoss()
+SHAPES = [(6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,), (120, 400), (120,), (84, 120), (84,), (10, 84), (10,)]
+
+
+def init_params(seed: int) -> list:
+    """LeNet-5's parameters, Xavier-uniform weights and zero biases (as the torch reference), on the CPU."""
+    rng = numpy.random.default_rng(seed)
+    params = []
+    for shape in SHAPES:
+        if len(shape) == 1:
+            params.append(np.zeros(shape))
+            continue
+        receptive = int(numpy.prod(shape[2:])) if len(shape) > 2 else 1
+        bound = (6 / (shape[1] * receptive + shape[0] * receptive)) ** 0.5
+        params.append(np.array(rng.uniform(-bound, bound, shape).astype(numpy.float32)))
+    return params
+
+
+def lenet(x, params):
+    w1, b1, w2, b2, w3, b3, w4, b4, w5, b5 = params
+    h = npx.relu(npx.convolution(x, w1, b1, kernel=(5, 5), pad=(2, 2), num_filter=6))
+    h = npx.pooling(h, pool_type="avg", kernel=(2, 2), stride=(2, 2))
+    h = npx.relu(npx.convolution(h, w2, b2, kernel=(5, 5), num_filter=16))
+    h = npx.pooling(h, pool_type="avg", kernel=(2, 2), stride=(2, 2))
+    h = npx.relu(npx.fully_connected(h, w3, b3, num_hidden=120, flatten=True))
+    h = npx.relu(npx.fully_connected(h, w4, b4, num_hidden=84))
+    return npx.fully_connected(h, w5, b5, num_hidden=10)
+
+
+def get_params(params, device):
+    copies = [p.copyto(device) for p in params]
+    for p in copies:
+        p.attach_grad()
+    return copies
+
+
+def allreduce(data):
+    """d2l's: sum on the first device, then copy the sum back to the others."""
+    for i in range(1, len(data)):
+        data[0][:] += data[i].copyto(data[0].ctx)
+    for i in range(1, len(data)):
+        data[0].copyto(data[i])
+
+
+def sgd(params, lr, batch_size):
+    for p in params:
+        p[:] = p - lr * p.grad / batch_size
+
+
+def train_batch(x, y, device_params, devices, lr):
+    x_shards = gluon.utils.split_and_load(x, devices)
+    y_shards = gluon.utils.split_and_load(y, devices)
+    with autograd.record():
+        losses = [LOSS(lenet(xs, w), ys) for xs, ys, w in zip(x_shards, y_shards, device_params)]
+    for loss in losses:
+        loss.backward()
+    for i in range(len(device_params[0])):
+        allreduce([device_params[c][i].grad for c in range(len(devices))])
+    for params in device_params:
+        sgd(params, lr, x.shape[0])
+
+
+class Run:
+    """Training on ``devices`` with its own parameters and batches of ``batch * len(devices)``."""
+
+    def __init__(self, devices, batch, batches, seed, lr=0.1):
+        self.devices, self.lr = devices, lr
+        self.device_params = [get_params(init_params(seed), d) for d in devices]
+        size = batch * len(devices)
+        self.batches = [(np.array(x[:size]), np.array(y[:size])) for x, y in batches]
+
+    def steps(self, n):
+        start = time.perf_counter()
+        for i in range(n):
+            x, y = self.batches[i % len(self.batches)]
+            train_batch(x, y, self.device_params, self.devices, self.lr)
+        npx.waitall()
+        return (time.perf_counter() - start) / n
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=128, help="samples per device")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=600, help="seconds before the watchdog ends the run")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    faulthandler.dump_traceback_later(args.timeout, exit=True)
+
+    data = synthetic_fashion_mnist(args.seed, n_train=8 * 2 * args.batch, n_test=0)
+    batches = list(data.train_iter(2 * args.batch, seed=args.seed))
+    runs = {1: Run([mx.cpu(0)], args.batch, batches, args.seed),
+            2: Run([mx.cpu(0), mx.cpu(1)], args.batch, batches, args.seed)}
+    for run in runs.values():
+        run.steps(args.warmup)
+    load_before = os.getloadavg()
+    step_s = {n: [] for n in runs}
+    for _ in range(args.repeats):
+        for n, run in runs.items():
+            step_s[n].append(run.steps(args.steps))
+    per_s = {n: n * args.batch / statistics.median(s) for n, s in step_s.items()}
+    print(f"MXNet {mx.__version__} d2l multi-device training (split_and_load, record, backward per device, "
+          f"allreduce, sgd), LeNet-5 (ReLU), batch {args.batch} per device, OMP_NUM_THREADS=1; "
+          f"median of {args.repeats} rounds of {args.steps} steps")
+    print(f"  1 context  (cpu(0))          {per_s[1]:10,.0f} samples/s ({statistics.median(step_s[1]) * 1e3:.1f} ms/step)")
+    print(f"  2 contexts (cpu(0), cpu(1))  {per_s[2]:10,.0f} samples/s ({statistics.median(step_s[2]) * 1e3:.1f} ms/step)"
+          f"   {per_s[2] / per_s[1]:.2f}x")
+    print(f"  load average before/after    {load_before[0]:.2f} / {os.getloadavg()[0]:.2f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"mxnet": mx.__version__, "batch_per_device": args.batch, "step_s": step_s,
+                       "samples_per_s": per_s, "load_before": load_before}, fh, indent=2)
+    faulthandler.cancel_dump_traceback_later()
+
+
+if __name__ == "__main__":
+    main()
