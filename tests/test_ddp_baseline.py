@@ -74,8 +74,12 @@ def test_a_failing_worker_reports_its_traceback_and_the_others_are_stopped() -> 
     assert not multiprocessing.active_children()
 
 
-def test_config_refuses_unknown_models_and_a_single_process() -> None:
+def test_config_refuses_what_cannot_run() -> None:
     with pytest.raises(ValueError, match=r"ddp baseline: model 'vgg'; expected one of lenet, resnet18"):
         DDPConfig.for_model("vgg")
-    with pytest.raises(ValueError, match=r"world=1; DDP needs at least 2 processes"):
-        ddp_baseline.measure(DDPConfig(world=1))
+    with pytest.raises(ValueError, match=r"DDPConfig: world=1; DDP needs at least 2 processes"):
+        DDPConfig(world=1)
+    with pytest.raises(ValueError, match=r"DDPConfig: steps=0; expected a whole number >= 1"):
+        DDPConfig.for_model("lenet", steps=0)
+    with pytest.raises(ValueError, match=r"DDPConfig: timeout_s=0; expected seconds > 0"):
+        DDPConfig(timeout_s=0)

@@ -48,7 +48,7 @@ import statistics
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from multiprocessing.connection import Connection
 from typing import Any
@@ -74,6 +74,16 @@ class DDPConfig:
     lr: float = 0.1
     seed: int = 0
     timeout_s: float = 600.0
+
+    def __post_init__(self) -> None:
+        if self.world < 2:
+            raise ValueError(f"DDPConfig: world={self.world}; DDP needs at least 2 processes")
+        for name in ("batch_per_device", "steps", "repeats", "allreduce_repeats", "warmup"):
+            value, least = getattr(self, name), 0 if name == "warmup" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"DDPConfig: {name}={value!r}; expected a whole number >= {least}")
+        if not self.timeout_s > 0:
+            raise ValueError(f"DDPConfig: timeout_s={self.timeout_s!r}; expected seconds > 0")
 
     @classmethod
     def for_model(cls, model: str, quick: bool = False, **changes: Any) -> DDPConfig:
@@ -103,7 +113,6 @@ class DDPResult:
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     torch_version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def single_samples_per_s(self) -> float:
@@ -300,8 +309,6 @@ def _run_workers(task: str, config: DDPConfig) -> list[Any]:
 
     import torch.distributed as dist
 
-    if config.world < 2:
-        raise ValueError(f"ddp baseline: world={config.world}; DDP needs at least 2 processes")
     context = multiprocessing.get_context("spawn")
     store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=config.timeout_s))
