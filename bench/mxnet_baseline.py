@@ -18,7 +18,9 @@ batch 128 per device: once on ``mx.cpu(0)`` and once on ``mx.cpu(0)``,
 context its own worker thread; ``OMP_NUM_THREADS`` is forced to 1 so each
 operator uses one core (two contexts in OpenMP/BLAS at once with more threads
 hang MXNet 1.9.1). The figures are medians of ``--repeats`` rounds of
-``--steps`` steps after warm-up; a watchdog ends the run after ``--timeout``.
+``--steps`` steps after warm-up; "cores busy" (this process's CPU time over
+wall time) shows whether the two contexts really ran side by side. A watchdog
+ends the run after ``--timeout``.
 """
 
 from __future__ import annotations
@@ -115,12 +117,14 @@ class Run:
         self.batches = [(np.array(x[:size]), np.array(y[:size])) for x, y in batches]
 
     def steps(self, n):
-        start = time.perf_counter()
+        """Seconds per step, and the cores this process kept busy meanwhile (CPU time / wall time)."""
+        start, cpu = time.perf_counter(), time.process_time()
         for i in range(n):
             x, y = self.batches[i % len(self.batches)]
             train_batch(x, y, self.device_params, self.devices, self.lr)
         npx.waitall()
-        return (time.perf_counter() - start) / n
+        wall = time.perf_counter() - start
+        return wall / n, (time.process_time() - cpu) / wall
 
 
 def main():
@@ -143,21 +147,25 @@ def main():
         run.steps(args.warmup)
     load_before = os.getloadavg()
     step_s = {n: [] for n in runs}
+    busy = {n: [] for n in runs}
     for _ in range(args.repeats):
         for n, run in runs.items():
-            step_s[n].append(run.steps(args.steps))
+            seconds, cores = run.steps(args.steps)
+            step_s[n].append(seconds)
+            busy[n].append(cores)
     per_s = {n: n * args.batch / statistics.median(s) for n, s in step_s.items()}
+    cores = {n: statistics.median(b) for n, b in busy.items()}
     print(f"MXNet {mx.__version__} d2l multi-device training (split_and_load, record, backward per device, "
           f"allreduce, sgd), LeNet-5 (ReLU), batch {args.batch} per device, OMP_NUM_THREADS=1; "
           f"median of {args.repeats} rounds of {args.steps} steps")
-    print(f"  1 context  (cpu(0))          {per_s[1]:10,.0f} samples/s ({statistics.median(step_s[1]) * 1e3:.1f} ms/step)")
-    print(f"  2 contexts (cpu(0), cpu(1))  {per_s[2]:10,.0f} samples/s ({statistics.median(step_s[2]) * 1e3:.1f} ms/step)"
-          f"   {per_s[2] / per_s[1]:.2f}x")
+    for n, label in ((1, "1 context  (cpu(0))        "), (2, "2 contexts (cpu(0), cpu(1))")):
+        print(f"  {label}  {per_s[n]:10,.0f} samples/s ({statistics.median(step_s[n]) * 1e3:.1f} ms/step, "
+              f"{cores[n]:.2f} cores busy)" + (f"   {per_s[2] / per_s[1]:.2f}x" if n == 2 else ""))
     print(f"  load average before/after    {load_before[0]:.2f} / {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"mxnet": mx.__version__, "batch_per_device": args.batch, "step_s": step_s,
-                       "samples_per_s": per_s, "load_before": load_before}, fh, indent=2)
+                       "cores_busy": busy, "samples_per_s": per_s, "load_before": load_before}, fh, indent=2)
     faulthandler.cancel_dump_traceback_later()
 
 
