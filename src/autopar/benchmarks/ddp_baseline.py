@@ -375,18 +375,22 @@ def train(config: DDPConfig) -> list[np.ndarray]:
 
 
 def report(results: list[DDPResult]) -> str:
-    """The figures as text, one block per model."""
+    """The figures as text, one block per model: medians, and the best round (what an idle machine gives)."""
     lines = []
     for r in results:
         c = r.config
+        per_s = [c.batch_per_device / s for s in r.single_step_s]
+        ddp_per_s = [c.world * c.batch_per_device / s for s in r.ddp_step_s]
         lines += [
             f"{c.model} ({r.parameters:,} parameters), batch {c.batch_per_device} per device; "
-            f"median of {c.repeats} rounds of {c.steps} steps after {c.warmup} warm-up",
-            f"  1 process x 1 thread        {r.single_samples_per_s:10,.0f} samples/s "
-            f"({statistics.median(r.single_step_s) * 1e3:.1f} ms/step)",
-            f"  DDP {c.world} x 1                   {r.ddp_samples_per_s:10,.0f} samples/s "
-            f"({statistics.median(r.ddp_step_s) * 1e3:.1f} ms/step)   {r.speedup:.2f}x",
-            f"  DDP step / no_sync step     {r.sync_ratio:10.2f}   (1.00: gradient traffic hidden)",
+            f"median of {c.repeats} rounds of {c.steps} steps after {c.warmup} warm-up (best round in brackets)",
+            f"  1 process x 1 thread        {r.single_samples_per_s:10,.1f} samples/s ({max(per_s):,.1f}), "
+            f"{statistics.median(r.single_step_s) * 1e3:.1f} ms/step",
+            f"  DDP {c.world} x 1                   {r.ddp_samples_per_s:10,.1f} samples/s ({max(ddp_per_s):,.1f}), "
+            f"{statistics.median(r.ddp_step_s) * 1e3:.1f} ms/step",
+            f"  DDP / 1 x 1                 {r.speedup:10.2f}x",
+            f"  DDP step / no_sync step     {r.sync_ratio:10.2f}   (1.00: gradient traffic hidden; "
+            f"no_sync {statistics.median(r.nosync_step_s) * 1e3:.1f} ms/step)",
             f"  one flat allreduce          {r.allreduce_ms:10.1f} ms  ({r.parameters:,} float32)",
             f"  load average before/after   {r.load_before[0]:.2f} / {r.load_after[0]:.2f}",
         ]
