@@ -3,6 +3,11 @@
 Every figure is measured next to a baseline run in the same process, and
 reported as a ratio against it: the machine is shared and noisy, so absolute
 times mean little, but two runs side by side compare fairly.
+
+The training baselines live here too: ``reference_models`` (d2l's LeNet-5 and
+ResNet-18 in plain PyTorch, also the oracle of training tests) and
+``ddp_baseline`` (PyTorch DistributedDataParallel on 127.0.0.1); importing
+``reference_models`` imports torch, ``ddp_baseline`` only when it runs.
 """
 
 from __future__ import annotations
