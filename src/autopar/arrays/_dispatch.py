@@ -1,0 +1,388 @@
+"""The one dispatcher: every array op from call to push.
+
+Design note
+-----------
+Every operation of the array layer -- ``x + 1``, ``sum``, ``linalg.solve``,
+``x[0] = 5``, a copy to another device, a random draw -- goes through
+:func:`bind` (a new result) or :func:`bind_into` (a write into an existing
+array), and those go through the same four steps:
+
+1. **validate**: operands are arrays or Python numbers, on one device
+   (``DeviceError`` otherwise); Python numbers take the dtype of the arrays
+   next to them and an int must fit it (``OverflowError``, at the call).
+2. **infer**: the entry's dtype rule gives the result dtypes and the dtype
+   each input reaches the kernel in; its shape rule -- or torch meta tensors
+   (``_infer``) -- gives the result shapes; its work rule says whether the
+   op is small enough to run on the calling thread. The answers form a
+   :class:`Plan`, cached per (op, input dtypes and shapes, kinds of Python
+   numbers, static parameters): a repeated call costs one dict lookup here.
+   Every error a shape or dtype can reveal is raised in this step, naming
+   the op.
+3. **allocate**: result arrays with new storages (no tensor yet), whose
+   shape and dtype are known at once.
+4. **push**: one closure that reads the inputs' tensors, casts them to the
+   computation dtypes, calls the kernel, casts the result to the inferred
+   dtype and stores it, pushed by :func:`push` -- the only place the array
+   layer calls the engine. It reads the inputs' vars and writes the results'
+   (and any extra var, like a random generator's). An op whose work is at
+   most ``TINY_WORK`` may run on the calling thread when it is ready and its
+   lane idle (``inline``); CUDA ops never do.
+
+Writes into an existing array (in-place operators, ``x[k] = v``,
+``copyto(x)``) compute the out-of-place result first and copy it through
+the target's view (``_views.write``), so overlapping operands (``m += m.T``,
+``y[1:] = y[:-1]``) give NumPy's answer. A write that covers its whole
+storage is an *overwrite*: its var is written but not read, so the op runs
+even if the target had failed (SPEC §4.2); a partial write reads the target.
+
+Ops whose result shape depends on data (``OpDef.data_dependent``) are
+pushed like any other, then waited for, and the shape is read from the
+result (SPEC §2): such calls block.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from autopar import engine
+from autopar.arrays import _dtypes, _infer, _views
+from autopar.arrays._dtypes import DType
+from autopar.arrays._table import OpDef
+from autopar.devices import Device, cpu
+from autopar.engine import _base
+from autopar.errors import DeviceError
+
+if TYPE_CHECKING:
+    from autopar.arrays._array import NDArray
+
+# Work (elements read + written + multiply-adds) up to which a ready op may run on the
+# calling thread: about 20 us of kernel on one core, the cost of handing it to a worker.
+TINY_WORK = 1 << 15
+_EMPTY: dict[str, Any] = {}
+_SCALARS = (bool, int, float, complex)
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+Shape = tuple[int, ...]
+
+
+def push(
+    fn: Callable[[], Any],
+    reads: tuple[engine.Var, ...],
+    writes: tuple[engine.Var, ...],
+    device: Device,
+    name: str,
+    lane: str = "compute",
+    inline: bool = False,
+) -> None:
+    """The one call from the array layer into the engine."""
+    reads, writes = _base.dedupe(reads, writes)  # until the engine takes reads and writes that overlap
+    eng = engine._engine or engine.current_engine()
+    eng.push_checked(fn, reads, writes, device, 0, name, lane, inline)
+
+
+def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
+    device = arrays[0].device
+    for other in arrays[1:]:
+        if other.device is not device and other.device != device:
+            raise DeviceError(
+                f"{op}: operands are on different devices, {device} and {other.device}; "
+                f"move one first, e.g. x.to({device!s:s}) or x.copyto(autopar.Device('{device}'))"
+            )
+    return device
+
+
+class Plan:
+    """What step 2 found for one signature of one op (cached)."""
+
+    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars")
+
+    def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
+        op = entry.name
+        dtypes: list[DType] = []
+        shapes: list[Shape] = []
+        arrays = [a for a in args if type(a) is _array.NDArray]
+        if like is None and arrays:
+            like = _dtypes.result_type(*(a._dtype for a in arrays))
+        weak = None
+        self.int_scalars: tuple[int, ...] = ()
+        for i, a in enumerate(args):
+            if type(a) is _array.NDArray:
+                dtypes.append(a._dtype)
+                shapes.append(a.shape)
+                continue
+            if like is None:
+                d = _dtypes.infer_python(a)
+            else:
+                d = _dtypes.scalar_dtype(op, like, a)
+                if type(a) is int and d.kind in "iu":
+                    self.int_scalars += (i,)
+                if d.kind != like.kind and _KIND_ORDER[d.kind] > _KIND_ORDER[like.kind]:
+                    weak = d if weak is None else _dtypes.promote(weak, d)
+            dtypes.append(d)
+            shapes.append(())
+        if weak is not None:
+            # A Python number of a higher kind (a float next to an int array) sets the result's
+            # dtype by itself: arrays of a lower kind are seen in its dtype (weak scalars).
+            order = _KIND_ORDER[weak.kind]
+            dtypes = [weak if _KIND_ORDER[d.kind] < order else d for d in dtypes]
+        outs, casts = entry.dtype(op, tuple(dtypes), static)
+        field = "compute" if entry.compute else "torch"
+        if casts is None:
+            kernel = tuple(getattr(d, field) for d in dtypes)
+        else:
+            kernel = tuple(getattr(c if c is not None else d, field) for c, d in zip(casts, dtypes))
+        self.in_dtypes = tuple(dtypes)
+        self.kernel_dtypes = kernel
+        self.out_dtypes = outs
+        self.in_shapes = tuple(shapes)
+        if entry.data_dependent:
+            self.out_shapes: tuple[Shape, ...] = ((0,),) * entry.nout
+        elif entry.shape is not None:
+            self.out_shapes = entry.shape(op, self.in_shapes, static)
+        else:
+            self.out_shapes = _infer.shapes(entry, self.in_shapes, kernel, static)
+        self.small = entry.work(self.in_shapes, self.out_shapes, static) <= TINY_WORK
+
+
+_plans: dict[Any, Plan] = {}
+_plans_lock = threading.Lock()
+MAX_PLANS = 65_536
+
+
+def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None = None) -> Plan:
+    """The cached :class:`Plan` for this call's signature (step 2)."""
+    key: list[Any] = [entry, like]
+    NDArray = _array.NDArray
+    for a in args:
+        t = type(a)
+        if t is NDArray:
+            key.append(a._dtype)
+            key.append(a.shape)
+        elif t in _SCALARS:
+            key.append(t)
+        else:
+            raise TypeError(
+                f"{entry.name}: unsupported operand {a!r:.60} ({t.__name__}); expected an autopar array "
+                f"or a Python number (convert other data with autopar.asarray(...))"
+            )
+    if static:
+        key.append(tuple(static.items()))
+    try:
+        k = tuple(key)
+        found = _plans.get(k)
+    except TypeError:  # an unhashable static parameter (a list): plan without caching
+        return Plan(entry, args, static, like)
+    if found is None:
+        found = Plan(entry, args, static, like)
+        with _plans_lock:
+            if len(_plans) >= MAX_PLANS:
+                _plans.clear()
+            _plans[k] = found
+    elif found.int_scalars:
+        for i in found.int_scalars:
+            _dtypes.scalar_dtype(entry.name, found.in_dtypes[i], args[i])  # OverflowError when it does not fit
+    return found
+
+
+def shape_of(entry: OpDef, args: Sequence[Any], static: dict[str, Any] = _EMPTY) -> Shape:
+    """The shape ``bind`` would give, without pushing anything."""
+    return plan(entry, args, static).out_shapes[0]
+
+
+def bind(
+    entry: OpDef,
+    args: Sequence[Any],
+    static: dict[str, Any] = _EMPTY,
+    *,
+    device: Device | None = None,
+    lane: str = "compute",
+    out_device: Device | None = None,
+    extra_writes: tuple[engine.Var, ...] = (),
+    inline: bool | None = None,
+    name: str | None = None,
+) -> Any:
+    """Run ``entry`` on ``args`` (arrays and Python numbers): validate, infer, allocate, push.
+
+    Returns the result array, or a tuple of them for ops with several results.
+    ``device`` places an op without array operands (creation, random draws),
+    or names the device whose ``lane`` runs a copy; ``out_device`` is where the
+    results live (default: where the op runs).
+    """
+    p = plan(entry, args, static)
+    arrays = [a for a in args if type(a) is _array.NDArray]
+    if arrays:
+        dev = arrays[0].device if len(arrays) == 1 else same_device(entry.name, arrays)
+        if device is not None:
+            dev = device
+    else:
+        dev = device if device is not None else cpu(0)
+    home = dev if out_device is None else out_device
+    make = _array.make
+    results = [make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)]
+    storages = [r._storage for r in results]
+    cuda = dev.kind == "cuda"
+    if cuda:
+        for s in storages:
+            s.lane = lane
+
+    def store(values: Any, inputs: Sequence[Any]) -> None:
+        if type(values) is not tuple:
+            values = (values,)
+        for storage, value in zip(storages, values):
+            if value.dtype is not storage.dtype.torch:
+                value = value.to(storage.dtype.torch)
+            elif value._is_view() or any(value is t for t in inputs):
+                value = value.clone(memory_format=torch.contiguous_format)
+            if not value.is_contiguous():
+                value = value.contiguous()
+            storage.tensor = value
+
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None)
+    if inline is None:
+        inline = p.small and not cuda
+    reads = tuple(a._storage.var for a in arrays)
+    writes = tuple(s.var for s in storages) + extra_writes
+    push(run, reads, writes, dev, name or entry.name, lane, inline)
+    if entry.data_dependent:
+        engine.wait_for_var(storages[0].var)
+        for r in results:
+            r._settle()
+    return results[0] if entry.nout == 1 else tuple(results)
+
+
+def bind_into(
+    entry: OpDef,
+    target: NDArray,
+    args: Sequence[Any],
+    static: dict[str, Any] = _EMPTY,
+    *,
+    what: str | None = None,
+    casting: str = "same_kind",
+    device: Device | None = None,
+    lane: str = "compute",
+    extra_writes: tuple[engine.Var, ...] = (),
+) -> NDArray:
+    """Compute ``entry`` on ``args`` and write the result through ``target``'s view.
+
+    The result must broadcast to ``target``'s shape and cast to its dtype by
+    NumPy's same-kind rule (``casting="unsafe"``: any cast, as assignment does).
+    Python numbers take ``target``'s dtype. Returns ``target``.
+    """
+    op = what or entry.name
+    p = plan(entry, args, static, target._dtype)
+    arrays = [a for a in args if type(a) is _array.NDArray]
+    if device is None:
+        dev = same_device(op, [target, *arrays])
+    else:
+        dev = device
+    if not _broadcasts_to(p.out_shapes[0], target.shape):
+        raise ValueError(f"{op}: a value of shape {p.out_shapes[0]} cannot be broadcast to the target's shape {target.shape}")
+    if casting == "same_kind" and not _dtypes.can_cast_same_kind(p.out_dtypes[0], target._dtype):
+        raise TypeError(
+            f"{op}: cannot store a {p.out_dtypes[0].name} result in a {target._dtype.name} array "
+            f"(NumPy's same_kind rule); assign to a new name instead (x = x + y), or cast with astype"
+        )
+    storage, view = target._storage, target._view
+    tdtype = storage.dtype.torch
+
+    def store(value: Any, inputs: Sequence[Any]) -> None:
+        if type(value) is tuple:
+            value = value[0]
+        base = storage.base()
+        if value.dtype is not tdtype:
+            value = value.to(tdtype)
+        elif _views.shares(value, base):
+            value = value.clone()
+        _views.write(base, view, value)
+
+    cuda = dev.kind == "cuda"
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target)
+    overwrite = _views.covers(storage, view) and not any(a._storage is storage for a in arrays)
+    reads = tuple(a._storage.var for a in arrays) + (() if overwrite else (storage.var,))
+    push(run, reads, (storage.var, *extra_writes), dev, op, lane, p.small and not cuda)
+    return target
+
+
+def _runner(
+    entry: OpDef,
+    args: Sequence[Any],
+    kernel_dtypes: tuple[torch.dtype, ...],
+    static: dict[str, Any],
+    store: Callable[[Any, Sequence[Any]], None],
+    cuda_lane: str | None,
+    target: NDArray | None = None,
+) -> Callable[[], None]:
+    """The engine op: read the inputs, cast, run the kernel, store."""
+    kernel = entry.kernel
+    NDArray = _array.NDArray
+    value_of = _array.value_of
+    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
+        a, scalar = args
+        kd = kernel_dtypes[0]
+
+        def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
+            t = value_of(a)
+            if t.dtype is not kd:
+                t = t.to(kd)
+            store(kernel(t, scalar, **static), (t,))
+
+        return run_scalar
+    prepared: list[Any] = []
+    for i, (a, kd) in enumerate(zip(args, kernel_dtypes)):
+        if type(a) is NDArray:
+            prepared.append(a)
+        elif entry.scalars and i > 0:
+            prepared.append(_Scalar(a))
+        else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
+            prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
+
+    def run() -> None:
+        tensors = []
+        for a, kd in zip(prepared, kernel_dtypes):
+            if type(a) is _Scalar:
+                tensors.append(a.value)
+                continue
+            t = value_of(a)
+            if t.dtype is not kd:
+                t = t.to(kd)
+            tensors.append(t)
+        if cuda_lane is not None:
+            _record_streams(prepared, cuda_lane, target)
+        store(kernel(*tensors, **static), tensors)
+
+    return run
+
+
+class _Scalar:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _record_streams(prepared: Sequence[Any], lane: str, target: NDArray | None) -> None:
+    """Tell torch's caching allocator that this lane's stream uses memory allocated elsewhere.
+
+    Without it, memory freed on the allocating stream (another lane's, or a
+    user's for ``from_torch``) could be reused while this stream still reads
+    it (PyTorch CUDA semantics: ``Tensor.record_stream``).
+    """
+    stream = torch.cuda.current_stream()
+    for a in (*prepared, *(() if target is None else (target,))):
+        if type(a) is _Scalar:
+            continue
+        storage = a._storage
+        if storage.lane != lane and storage.tensor is not None and storage.tensor.is_cuda:
+            storage.tensor.record_stream(stream)
+
+
+def _broadcasts_to(src: Shape, dst: Shape) -> bool:
+    if len(src) > len(dst):
+        return False
+    return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
+
+
+from autopar.arrays import _array  # noqa: E402  (the array class uses the dispatcher)
