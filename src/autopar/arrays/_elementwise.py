@@ -121,6 +121,8 @@ def _square(t: torch.Tensor) -> torch.Tensor:
 
 
 def _pow(a: torch.Tensor, b: Any) -> torch.Tensor:
+    if a.is_complex():  # torch gives nan for 0 ** 0 in complex; C99 and NumPy give 1
+        return torch.where(torch.as_tensor(b == 0), torch.ones((), dtype=a.dtype, device=a.device), torch.pow(a, b))
     return torch.pow(a, b)
 
 
