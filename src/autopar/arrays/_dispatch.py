@@ -129,7 +129,7 @@ class Plan:
             order = _KIND_ORDER[weak.kind]
             dtypes = [weak if _KIND_ORDER[d.kind] < order else d for d in dtypes]
         outs, casts = entry.dtype(op, tuple(dtypes), static)
-        field = "compute" if entry.compute else "torch"
+        field = "compute" if entry.compute else "moves"
         if casts is None:
             kernel = tuple(getattr(d, field) for d in dtypes)
         else:

@@ -25,7 +25,9 @@ Computation dtypes. torch has few kernels for ``uint16``/``uint32``/``uint64``:
 the dispatcher computes them in ``int64`` and casts the result back (exact
 for ``uint16``/``uint32``; for ``uint64`` exact below ``2**63``, and
 wrapping arithmetic stays exact above -- ordering and division of values
-``>= 2**63`` are not, see docs/arrays.md).
+``>= 2**63`` are not, see docs/arrays.md). Ops that only move data (copies,
+indexing, flips, joins) see them as the signed type of the same size: the
+same bits, and torch has those kernels.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from torch import dtype as TorchDtype
 class DType:
     """An autopar dtype: ``autopar.float32``, ``autopar.int64``, ``autopar.bool``, ..."""
 
-    __slots__ = ("name", "torch", "kind", "itemsize", "numpy", "compute")
+    __slots__ = ("name", "torch", "kind", "itemsize", "numpy", "compute", "moves")
 
     name: str
     torch: TorchDtype
@@ -48,6 +50,7 @@ class DType:
     itemsize: int
     numpy: Any  # the NumPy dtype, or None (bfloat16)
     compute: TorchDtype  # the dtype torch computes this one in
+    moves: TorchDtype  # the dtype torch moves this one in (same bits; copies, indexing, joins)
 
     def __init__(self, name: str, tdtype: TorchDtype, kind: str) -> None:
         self.name = name
@@ -56,6 +59,7 @@ class DType:
         self.itemsize = tdtype.itemsize
         self.numpy = None if name == "bfloat16" else np.dtype(name)
         self.compute = torch.int64 if name in ("uint16", "uint32", "uint64") else tdtype
+        self.moves = {"uint16": torch.int16, "uint32": torch.int32, "uint64": torch.int64}.get(name, tdtype)
 
     @property
     def dtype(self) -> Any:

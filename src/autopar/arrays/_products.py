@@ -65,7 +65,9 @@ def _dot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 def _vecdot(a: torch.Tensor, b: torch.Tensor, axis: int) -> torch.Tensor:
     a, b = torch.broadcast_tensors(a, b)
-    return torch.linalg.vecdot(a, b, dim=axis)
+    if a.is_floating_point() or a.is_complex():
+        return torch.linalg.vecdot(a, b, dim=axis)
+    return (a * b).sum(dim=axis)  # torch.linalg.vecdot has no integer kernel
 
 
 def _tensordot(a: torch.Tensor, b: torch.Tensor, axes: Any) -> torch.Tensor:

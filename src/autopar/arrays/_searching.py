@@ -36,11 +36,7 @@ def _sort(t: torch.Tensor, axis: int, descending: bool) -> torch.Tensor:
 
 
 def _argsort(t: torch.Tensor, axis: int, descending: bool) -> torch.Tensor:
-    if descending:  # stable descending: the last of equal elements first, as the standard asks
-        flipped = torch.flip(t, [axis])
-        idx = torch.sort(flipped, dim=axis, descending=True, stable=True).indices
-        return t.shape[axis] - 1 - torch.flip(idx, [axis])
-    return torch.sort(t, dim=axis, stable=True).indices
+    return torch.sort(t, dim=axis, descending=descending, stable=True).indices
 
 
 def _searchsorted(a: torch.Tensor, v: torch.Tensor, side: str) -> torch.Tensor:

@@ -150,7 +150,18 @@ def read(base: torch.Tensor, view: View | None) -> torch.Tensor:
             offset += (view.shape[i] - 1) * strides[i]
         strides = tuple(abs(s) for s in strides)
     t = base.as_strided(view.shape, strides, base.storage_offset() + offset)
-    return t.flip(flips) if flips else t
+    return _flip(t, flips) if flips else t
+
+
+_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+def _flip(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """``t.flip(dims)``; torch has no flip for uint16/32/64, so those flip their bits as signed ints."""
+    signed = _SIGNED.get(t.dtype)
+    if signed is None:
+        return t.flip(dims)
+    return t.view(signed).flip(dims).view(t.dtype)
 
 
 def write(base: torch.Tensor, view: View | None, value: torch.Tensor) -> None:
@@ -168,7 +179,7 @@ def write(base: torch.Tensor, view: View | None, value: torch.Tensor) -> None:
         strides = tuple(abs(s) for s in strides)
     target = base.as_strided(view.shape, strides, base.storage_offset() + offset)
     if flips:
-        value = torch.broadcast_to(value, view.shape).flip(flips)
+        value = _flip(torch.broadcast_to(value, view.shape), flips)
     target.copy_(value)
 
 
