@@ -67,16 +67,24 @@ def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False
 # -- kernels that differ from torch's ----------------------------------------------------------
 
 
-def _int_safe(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+def _int_safe(fn: Callable[..., torch.Tensor], floats: Callable[..., torch.Tensor] | None = None) -> Callable[..., torch.Tensor]:
     """NumPy's integer division by zero: the result is 0 (torch raises)."""
 
     def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if a.is_floating_point() or a.is_complex():
-            return fn(a, b)
+            return (floats or fn)(a, b)
         zero = b == 0
         return torch.where(zero, 0, fn(a, torch.where(zero, 1, b))).to(torch.promote_types(a.dtype, b.dtype))
 
     return kernel
+
+
+def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """NumPy's remainder from the exact ``fmod`` (torch's ``a - b * floor(a / b)`` overflows
+    for tiny divisors): the sign of the divisor, as Python's ``%``."""
+    r = torch.fmod(a, b)
+    fix = (r != 0) & ((r < 0) != (b < 0))
+    return torch.where(fix, r + b, r)
 
 
 def _sign(t: torch.Tensor) -> torch.Tensor:
@@ -153,7 +161,7 @@ _ew("subtract", torch.sub, promoting("numeric"), scalars=True)
 _ew("multiply", torch.mul, promoting("any"), scalars=True)
 _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
 _ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"))
-_ew("remainder", _int_safe(torch.remainder), promoting("real numeric"))
+_ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
 _ew("atan2", torch.atan2, floating("real numeric"))
 _ew("copysign", torch.copysign, floating("real numeric"))
