@@ -78,7 +78,8 @@ def push(
     inline: bool = False,
 ) -> None:
     """The one call from the array layer into the engine."""
-    reads, writes = _base.dedupe(reads, writes)  # until the engine takes reads and writes that overlap
+    if reads and (len(reads) > 1 or len(writes) > 1 or reads[0] is writes[0]):
+        reads, writes = _base.dedupe(reads, writes)  # until the engine takes reads and writes that overlap
     eng = engine._engine or engine.current_engine()
     eng.push_checked(fn, reads, writes, device, 0, name, lane, inline)
 
@@ -97,13 +98,14 @@ def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
 class Plan:
     """What step 2 found for one signature of one op (cached)."""
 
-    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars")
+    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars", "arrays")
 
     def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
         op = entry.name
         dtypes: list[DType] = []
         shapes: list[Shape] = []
         arrays = [a for a in args if type(a) is _array.NDArray]
+        self.arrays = tuple(i for i, a in enumerate(args) if type(a) is _array.NDArray)
         if like is None and arrays:
             like = _dtypes.result_type(*(a._dtype for a in arrays))
         weak = None
@@ -212,45 +214,70 @@ def bind(
     results live (default: where the op runs).
     """
     p = plan(entry, args, static)
-    arrays = [a for a in args if type(a) is _array.NDArray]
-    if arrays:
-        dev = arrays[0].device if len(arrays) == 1 else same_device(entry.name, arrays)
-        if device is not None:
-            dev = device
+    idx = p.arrays
+    if len(idx) == 1:
+        first = args[idx[0]]
+        dev = first.device
+        reads: tuple[engine.Var, ...] = (first._storage.var,)
+    elif idx:
+        arrays = [args[i] for i in idx]
+        dev = same_device(entry.name, arrays)
+        reads = tuple([a._storage.var for a in arrays])
     else:
-        dev = device if device is not None else cpu(0)
+        dev = cpu(0)
+        reads = ()
+    if device is not None:
+        dev = device
     home = dev if out_device is None else out_device
-    make = _array.make
-    results = [make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)]
-    storages = [r._storage for r in results]
     cuda = dev.kind == "cuda"
-    if cuda:
-        for s in storages:
-            s.lane = lane
+    make = _array.make
+    if entry.nout == 1:
+        result = make(p.out_shapes[0], p.out_dtypes[0], home)
+        storage = result._storage
+        storages = [storage]
+        tdtype = storage.dtype.torch
 
-    def store(values: Any, inputs: Sequence[Any]) -> None:
-        if type(values) is not tuple:
-            values = (values,)
-        for storage, value in zip(storages, values):
-            if value.dtype is not storage.dtype.torch:
-                value = value.to(storage.dtype.torch)
-            elif value._is_view() or any(value is t for t in inputs):
+        def store(value: Any, inputs: Sequence[Any]) -> None:
+            if value.dtype is not tdtype:
+                value = value.to(tdtype)
+            elif value._is_view() or _among(value, inputs):
                 value = value.clone(memory_format=torch.contiguous_format)
             if not value.is_contiguous():
                 value = value.contiguous()
             storage.tensor = value
 
+        writes = (storage.var, *extra_writes) if extra_writes else (storage.var,)
+        results: Any = result
+    else:
+        results = tuple([make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)])
+        storages = [r._storage for r in results]
+
+        def store(value: Any, inputs: Sequence[Any]) -> None:
+            for s, v in zip(storages, value):
+                if v.dtype is not s.dtype.torch:
+                    v = v.to(s.dtype.torch)
+                elif v._is_view() or _among(v, inputs):
+                    v = v.clone(memory_format=torch.contiguous_format)
+                s.tensor = v if v.is_contiguous() else v.contiguous()
+
+        writes = (*[s.var for s in storages], *extra_writes)
+    if cuda:
+        for s in storages:
+            s.lane = lane
     run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None)
-    if inline is None:
-        inline = p.small and not cuda
-    reads = tuple(a._storage.var for a in arrays)
-    writes = tuple(s.var for s in storages) + extra_writes
-    push(run, reads, writes, dev, name or entry.name, lane, inline)
+    push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
-        for r in results:
+        for r in results if type(results) is tuple else (results,):
             r._settle()
-    return results[0] if entry.nout == 1 else tuple(results)
+    return results
+
+
+def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
+    for t in inputs:
+        if value is t:
+            return True
+    return False
 
 
 def bind_into(
@@ -323,8 +350,10 @@ def _runner(
         a, scalar = args
         kd = kernel_dtypes[0]
 
+        storage, view = a._storage, a._view
+
         def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
-            t = value_of(a)
+            t = storage.tensor if view is None else value_of(a)
             if t.dtype is not kd:
                 t = t.to(kd)
             store(kernel(t, scalar, **static), (t,))

@@ -88,7 +88,11 @@ def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _sign(t: torch.Tensor) -> torch.Tensor:
-    return torch.sgn(t) if t.is_complex() else torch.sign(t)
+    if t.is_complex():
+        return torch.sgn(t)
+    if t.is_floating_point():  # torch.sign(nan) is 0; the standard and NumPy say nan
+        return torch.where(torch.isnan(t), t, torch.sign(t))
+    return torch.sign(t)
 
 
 def _round(t: torch.Tensor) -> torch.Tensor:
