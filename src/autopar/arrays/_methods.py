@@ -285,7 +285,7 @@ class Methods:
         failure); with ``True`` at once. ``x.to(dtype)`` casts, as in PyTorch."""
         from autopar.arrays._dtypes import find
 
-        if dtype is None and device is not None and find(device) is not None and not isinstance(device, str):
+        if dtype is None and device is not None and find(device) is not None:
             device, dtype = None, device
         out = self if dtype is None else _cr.astype(self, dtype, copy=False)
         if device is None:

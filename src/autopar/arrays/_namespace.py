@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from autopar.arrays import _dtypes, fft, linalg, npx, random  # noqa: F401
+from autopar.arrays import _dtypes, _numpy, fft, linalg, npx, random  # noqa: F401
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401
 from autopar.arrays._creation import (  # noqa: F401
@@ -82,6 +82,8 @@ from autopar.arrays._products import (  # noqa: F401
     tensordot,
     vecdot,
 )
+from autopar.arrays._numpy import *  # noqa: F401,F403 - NumPy's names beyond the standard
+from autopar.arrays._numpy import divmod_ as divmod  # noqa: A001
 from autopar.arrays._random import rand, randn  # noqa: F401
 from autopar.arrays._reductions import (  # noqa: F401
     all,

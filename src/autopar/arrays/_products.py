@@ -146,7 +146,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return bind(TABLE["vecdot"], (a, b), {"axis": ax - len(shape)})
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+def tensordot(x1: Any, x2: Any, /, axes: Any = 2) -> Any:
     a, b = _pair("tensordot", x1, x2)
     if not isinstance(axes, int):
         axes = (tuple(int(i) for i in axes[0]), tuple(int(i) for i in axes[1]))

@@ -225,27 +225,27 @@ def _dtype_arg(name: str, dtype: Any) -> DType | None:
     return None if dtype is None else _dtypes.as_dtype(dtype, name)
 
 
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def sum(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     return _reduce("sum", x, axis, keepdims, dtype=_dtype_arg("sum", dtype))
 
 
-def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:
     return _reduce("prod", x, axis, keepdims, dtype=_dtype_arg("prod", dtype))
 
 
-def nansum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+def nansum(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:
     return _reduce("nansum", x, axis, keepdims, dtype=_dtype_arg("nansum", dtype))
 
 
-def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def mean(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _reduce("mean", x, axis, keepdims)
 
 
-def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
+def var(x: Any, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
     return _reduce("var", x, axis, keepdims, correction=float(correction if ddof is None else ddof))
 
 
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
+def std(x: Any, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
     return _reduce("std", x, axis, keepdims, correction=float(correction if ddof is None else ddof))
 
 
@@ -258,27 +258,27 @@ def _extreme(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
     return bind(TABLE[name], (x,), {"axes": axes, "keepdims": bool(keepdims)})
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def max(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
     return _extreme("max", x, axis, keepdims)
 
 
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def min(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
     return _extreme("min", x, axis, keepdims)
 
 
-def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def all(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
     return _reduce("all", x, axis, keepdims)
 
 
-def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def any(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
     return _reduce("any", x, axis, keepdims)
 
 
-def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def count_nonzero(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _reduce("count_nonzero", x, axis, keepdims)
 
 
-def logsumexp(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+def logsumexp(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _reduce("logsumexp", x, axis, keepdims)
 
 
@@ -291,11 +291,11 @@ def _argext(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
     return bind(TABLE[name], (x,), {"axis": axis, "keepdims": bool(keepdims)})
 
 
-def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, /, axis: int | None = None, *, keepdims: bool = False) -> Any:
     return _argext("argmax", x, axis, keepdims)
 
 
-def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, /, axis: int | None = None, *, keepdims: bool = False) -> Any:
     return _argext("argmin", x, axis, keepdims)
 
 

@@ -141,14 +141,14 @@ def _scalar_like(value: Any, like: Any) -> Any:
     return full((), value, dtype=d, device=like.device)
 
 
-def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+def sort(x: Any, /, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Any:
     x = _array_like(x)
     if x.ndim == 0:
         raise ValueError("sort: a 0-d array cannot be sorted along an axis")
     return bind(TABLE["sort"], (x,), {"axis": normalize_axis("sort", axis, x.ndim), "descending": bool(descending)})
 
 
-def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+def argsort(x: Any, /, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Any:
     x = _array_like(x)
     if x.ndim == 0:
         raise ValueError("argsort: a 0-d array cannot be sorted along an axis")
