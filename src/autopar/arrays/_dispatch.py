@@ -273,7 +273,7 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev)
     push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
@@ -335,9 +335,10 @@ def bind_into(
         _views.write(base, view, value)
 
     cuda = dev.kind == "cuda"
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target)
-    overwrite = _views.covers(storage, view) and not any(a._storage is storage for a in arrays)
-    reads = tuple(a._storage.var for a in arrays) + (() if overwrite else (storage.var,))
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target, dev)
+    reads_target = any(a._storage is storage for a in arrays)
+    overwrite = not reads_target and _views.covers(storage, view)
+    reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
     push(run, reads, (storage.var, *extra_writes), dev, op, lane, p.small and not cuda)
     return target
 
@@ -350,6 +351,7 @@ def _runner(
     store: Callable[[Any, Sequence[Any]], None],
     cuda_lane: str | None,
     target: NDArray | None = None,
+    device: Device | None = None,
 ) -> Callable[[], None]:
     """The engine op: read the inputs, cast, run the kernel, store."""
     kernel = entry.kernel
@@ -387,8 +389,8 @@ def _runner(
             if t.dtype is not kd:
                 t = t.to(kd)
             tensors.append(t)
-        if cuda_lane is not None:
-            _record_streams(prepared, cuda_lane, target)
+        if cuda_lane is not None and device is not None:
+            _record_streams(prepared, device, cuda_lane, target)
         store(kernel(*tensors, **static), tensors)
 
     return run
@@ -401,19 +403,22 @@ class _Scalar:
         self.value = value
 
 
-def _record_streams(prepared: Sequence[Any], lane: str, target: NDArray | None) -> None:
-    """Tell torch's caching allocator that this lane's stream uses memory allocated elsewhere.
+def _record_streams(prepared: Sequence[Any], device: Device, lane: str, target: NDArray | None) -> None:
+    """Tell torch's caching allocator that this op's stream uses memory allocated on another.
 
-    Without it, memory freed on the allocating stream (another lane's, or a
-    user's for ``from_torch``) could be reused while this stream still reads
-    it (PyTorch CUDA semantics: ``Tensor.record_stream``).
+    A storage's memory belongs to the stream of the (device, lane) that made
+    it -- or to a user's stream (``from_torch``: lane None). Without
+    ``record_stream``, memory freed there could be reused while this stream
+    still reads it (PyTorch CUDA semantics). Keyed on the device *and* the
+    lane: a copy from ``cuda:0``'s compute lane on ``cuda:1``'s compute lane
+    uses memory of another stream although the lane names agree.
     """
-    stream = torch.cuda.current_stream()
+    stream = torch.cuda.current_stream(device.torch_device)
     for a in (*prepared, *(() if target is None else (target,))):
         if type(a) is _Scalar:
             continue
         storage = a._storage
-        if storage.lane != lane and storage.tensor is not None and storage.tensor.is_cuda:
+        if (storage.lane != lane or storage.device != device) and storage.tensor is not None and storage.tensor.is_cuda:
             storage.tensor.record_stream(stream)
 
 
