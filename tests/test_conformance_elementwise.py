@@ -79,6 +79,9 @@ def test_binary_arrays_broadcast_and_promote(name: str, data: Any) -> None:
     assume(_shift_ok(name, x2))
     if name == "pow" and xp.isdtype(x2.dtype, "integral"):
         assume(bool(xp.all(x2 >= 0)))
+    if name == "pow" and xp.isdtype(x1.dtype, "real floating"):
+        # (-inf) ** 0.5 is +inf by the standard (and torch); NumPy, the oracle here, says nan
+        assume(not bool(xp.any(xp.isinf(x1) & (x1 < 0))))
     theirs = getattr(xp, name)(x1, x2)
     ours = getattr(ap, name)(to_ap(x1), to_ap(x2))
     assert_same(ours, theirs, 1e-4 if name in LOOSE else None, name)

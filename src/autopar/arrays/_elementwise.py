@@ -9,6 +9,7 @@ is ``x / |x|``, ``round`` of a complex rounds both parts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -135,6 +136,9 @@ def _square(t: torch.Tensor) -> torch.Tensor:
 def _pow(a: torch.Tensor, b: Any) -> torch.Tensor:
     if a.is_complex():  # torch gives nan for 0 ** 0 in complex; C99 and NumPy give 1
         return torch.where(torch.as_tensor(b == 0), torch.ones((), dtype=a.dtype, device=a.device), torch.pow(a, b))
+    if type(b) is float and (b == 0.5 or b == -0.5):
+        # torch takes sqrt/rsqrt here, which give nan for -inf; the standard: +inf (** 0.5), 0 (** -0.5)
+        return torch.where(a == -math.inf, math.inf if b > 0 else 0.0, torch.pow(a, b))
     return torch.pow(a, b)
 
 
