@@ -93,7 +93,7 @@ def run_program(steps: list[Step], n_vars: int) -> tuple[list[int | None], dict[
     for i, step in enumerate(steps):
         engine.push(
             make(i, step),
-            reads=[vars_[r] for r in step.reads],
+            reads=[vars_[r] for r in step.reads + step.writes],  # the kernel updates what it writes
             writes=[vars_[w] for w in step.writes],
             device=step.device,
             lane=step.lane,

@@ -5,6 +5,14 @@ from __future__ import annotations
 import pytest
 
 from autopar import engine
+from autopar.engine import _failures
+
+
+def _settle() -> None:
+    """Wait for the work a test left behind, and forget its failures (without raising them)."""
+    drained = engine.current_engine().drain(10.0)
+    _failures.forget_unobserved()
+    assert drained, f"the test left {engine.pending()} op(s) pending for 10 s"
 
 
 @pytest.fixture(params=["threaded", "naive"])
@@ -12,10 +20,7 @@ def eng(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """Switch to each engine policy in turn; leave no failure or work behind."""
     engine.set_engine(request.param)
     yield engine
-    try:
-        engine.waitall()
-    except Exception:
-        pass
+    _settle()
     engine.set_engine("threaded")
 
 
@@ -23,21 +28,38 @@ def eng(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 def threaded():  # type: ignore[no-untyped-def]
     engine.set_engine("threaded")
     yield engine
-    try:
-        engine.waitall()
-    except Exception:
-        pass
+    _settle()
 
 
 @pytest.fixture(autouse=True)
 def _clean_failures():  # type: ignore[no-untyped-def]
     """Each test starts with no unobserved failure left by another."""
-    from autopar.engine import _base
-
-    try:
-        engine.waitall()
-    except Exception:
-        pass
-    with _base._failures_lock:
-        _base._unobserved.clear()
+    _settle()
     yield
+
+
+# -- a local Ray cluster, one per test session (started only by tests that ask for it) -------------
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    """Two nodes x 1 CPU on 127.0.0.1, small object stores, Ray's files in a private temp dir."""
+    pytest.importorskip("ray")
+    import autopar.cluster
+    from autopar.cluster._local import LocalCluster
+
+    cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    try:
+        yield cluster
+    finally:
+        autopar.cluster.disconnect()
+        cluster.stop()
+
+
+@pytest.fixture
+def connected(ray_cluster):  # type: ignore[no-untyped-def]
+    """The driver joined to ``ray_cluster`` (kept between tests: runtimes take seconds to start)."""
+    import autopar.cluster
+
+    autopar.cluster.connect(ray_cluster.address)
+    return ray_cluster

@@ -100,15 +100,9 @@ def test_synchronize_raises_an_unobserved_array_failure() -> None:
 
 
 # SPEC §4.2 (amended): an overwrite runs on a failed array and clears the failure; a partial
-# update reads what it keeps and still fails. Needs the engine branch's semantics (a var only
-# in `writes` is an overwrite); until it lands these are expected to fail (strict: they must
-# flip to passing then, and the marker goes).
-_NEEDS_ENGINE = pytest.mark.xfail(
-    reason="needs the engine's overwrite semantics (branch engine, issue 7)", strict=True, raises=Broken
-)
+# update reads what it keeps and still fails.
 
 
-@_NEEDS_ENGINE
 def test_a_failed_array_is_replaced_by_a_whole_assignment_or_copyto() -> None:
     bad = ap.call(explode, ap.ones(3), shape=(3,))
     bad[...] = 2.0
@@ -157,7 +151,6 @@ def test_whole_writes_are_overwrites_and_partial_writes_read_the_target() -> Non
     assert x.tolist() == [1.0, 4.0, 1.0, 4.0]
 
 
-@_NEEDS_ENGINE
 def test_random_seed_replaces_a_failed_generator() -> None:
     from autopar.arrays import _random
 

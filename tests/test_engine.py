@@ -120,15 +120,19 @@ def test_failure_is_stored_on_writes_and_raised_by_every_read(eng) -> None:  # t
 
 
 def test_failure_flows_to_dependants_which_do_not_run(eng) -> None:  # type: ignore[no-untyped-def]
+    #  first (fails) --> a --> reader --> b
+    #                      \--> updater (reads and writes a) --> c
     a, b, c = eng.Var(), eng.Var(), eng.Var()
     ran: list[str] = []
     eng.push(boom, writes=[a], name="first")
     eng.push(lambda: ran.append("b"), reads=[a], writes=[b])
-    eng.push(lambda: ran.append("c"), writes=[a, c])  # writes a failed var: does not run either
+    eng.push(lambda: ran.append("c"), reads=[a], writes=[a, c])  # updates a failed var: does not run either
     with pytest.raises(Boom, match="'first'"):
         eng.wait_for_var(b)
     with pytest.raises(Boom, match="'first'"):
         eng.wait_for_var(c)
+    with pytest.raises(Boom, match="'first'"):
+        eng.wait_for_var(a)
     assert ran == []
 
 

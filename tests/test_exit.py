@@ -137,4 +137,4 @@ def test_a_cancelled_op_raises_when_read_by_a_later_exit_handler() -> None:
         AUTOPAR_EXIT_TIMEOUT="0.3",
     )
     assert proc.returncode == 0, proc.stderr
-    assert "raised: cancelled: still queued 0.3 s after the interpreter began to exit" in proc.stdout
+    assert "raised: cancelled: still pending 0.3 s after the interpreter began to exit" in proc.stdout

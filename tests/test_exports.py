@@ -15,6 +15,8 @@ SPEC_NAMES = {
     "waitall", "synchronize", "Benchmark",
     # §5, §6
     "engine", "profile",
+    # §9
+    "NodeLostError",
 }
 
 
@@ -55,3 +57,16 @@ def test_lazy_array_names_match_the_array_layer() -> None:
     assert autopar._ARRAY_NAMES == set(arrays.__all__)
     missing = [name for name in arrays.__all__ if not hasattr(_namespace, name)]
     assert missing == []
+
+
+def test_cluster_names() -> None:
+    """SPEC §9: autopar.cluster.connect/devices/disconnect; NodeLostError is one class everywhere."""
+    import autopar.cluster
+
+    for name in ("connect", "devices", "disconnect"):
+        assert callable(getattr(autopar.cluster, name))
+    assert autopar.cluster.NodeLostError is autopar.NodeLostError
+    assert issubclass(autopar.NodeLostError, autopar.AutoparError)
+    assert set(autopar.cluster.__all__) == {n for n in dir(autopar.cluster) if not n.startswith("_")} - {
+        "annotations"
+    }

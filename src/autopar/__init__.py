@@ -18,7 +18,7 @@ from autopar.devices import Device, cpu, gpu, num_gpus, try_all_gpus, try_gpu
 from autopar.devices import cuda as _cuda_device
 from autopar.engine import set_cpu_devices, synchronize, waitall
 from autopar.arrays import __all__ as _array_names
-from autopar.errors import AutoparError, BlockingCallError, DeviceError
+from autopar.errors import AutoparError, BlockingCallError, DeviceError, NodeLostError
 
 __version__ = "0.1.0"
 
@@ -57,6 +57,7 @@ __all__ = sorted(
         "BlockingCallError",
         "Device",
         "DeviceError",
+        "NodeLostError",
         "cpu",
         "cuda",
         "engine",

@@ -7,7 +7,14 @@ operation wrote. The classes here are for the rules autopar enforces.
 
 from __future__ import annotations
 
-__all__ = ["AutoparError", "DeviceError", "BlockingCallError", "EngineShutdownError"]
+__all__ = [
+    "AutoparError",
+    "BlockingCallError",
+    "ClusterError",
+    "DeviceError",
+    "EngineShutdownError",
+    "NodeLostError",
+]
 
 
 class AutoparError(Exception):
@@ -28,3 +35,28 @@ class BlockingCallError(AutoparError, RuntimeError):
 
 class EngineShutdownError(AutoparError, RuntimeError):
     """An operation that was cancelled because the interpreter was exiting."""
+
+
+class ClusterError(AutoparError, RuntimeError):
+    """A Ray cluster that cannot be joined or used as asked (``autopar.cluster``)."""
+
+
+class NodeLostError(AutoparError, RuntimeError):
+    """A cluster node, or the autopar runtime actor on it, is gone.
+
+    Raised for every operation that ran on the node or read data held there
+    when it was lost; ``node`` is the node's autopar name (``"node1"``).
+    Connecting again (``autopar.cluster.connect``) starts a fresh runtime
+    on the node if it is still in the cluster; the data it held is gone.
+    """
+
+    def __init__(self, node: str, reason: str) -> None:
+        self.node = node
+        self.reason = reason
+        super().__init__(
+            f"node {node} was lost: {reason}; the data held there is gone. Call "
+            f"autopar.cluster.connect() again to restart its runtime if the node is still in the cluster"
+        )
+
+    def __reduce__(self) -> tuple[type[NodeLostError], tuple[str, str]]:
+        return (type(self), (self.node, self.reason))

@@ -391,10 +391,13 @@ def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDA
     shape = tuple(t.shape)
     storage = Storage(shape, _dtypes.of_tensor(t), dev, tensor=t, lane=None)
     if t.is_cuda:
+        from autopar import engine
         from autopar.devices._cuda import CudaEvent
 
-        # Readers wait (on the device) for the work queued on the caller's stream so far.
-        storage.var._write_event = (None, CudaEvent(torch.cuda.current_stream(t.device)))
+        # The user's kernels producing t may still run on their stream: every reader waits
+        # for them (on the device for stream lanes, on the host otherwise).
+        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(storage.var,), device=dev,
+                          name="from_torch")  # fmt: skip
     return make(shape, storage.dtype, dev, storage)
 
 

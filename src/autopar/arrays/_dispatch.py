@@ -53,7 +53,6 @@ from autopar.arrays import _dtypes, _infer, _views
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import OpDef
 from autopar.devices import Device, cpu
-from autopar.engine import _base
 from autopar.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -79,18 +78,12 @@ def push(
 ) -> None:
     """The one call from the array layer into the engine.
 
-    Adapter until the engine branch lands (ARRAYS.md): reads and writes are
-    deduplicated here, and a small op goes through ``push_tiny``, today's
-    caller-runs path (1.3 us cheaper than ``push_checked(inline=True)``,
-    measured); afterwards this is ``push_checked(..., inline)`` alone.
+    ``reads`` and ``writes`` may overlap (a var in both is read-write; one
+    only in ``writes`` is an overwrite); ``inline`` lets a ready op run on
+    the calling thread when its lane is idle.
     """
-    if reads and (len(reads) > 1 or len(writes) > 1 or reads[0] is writes[0]):
-        reads, writes = _base.dedupe(reads, writes)
     eng = engine._engine or engine.current_engine()
-    if inline:
-        eng.push_tiny(fn, reads, writes, device, name, lane)
-    else:
-        eng.push_checked(fn, reads, writes, device, 0, name, lane, False)
+    eng.push_checked(fn, reads, writes, device, 0, name, lane, inline)
 
 
 def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
@@ -211,7 +204,7 @@ def bind(
     device: Device | None = None,
     lane: str = "compute",
     out_device: Device | None = None,
-    extra_writes: tuple[engine.Var, ...] = (),
+    state: tuple[engine.Var, ...] = (),
     inline: bool | None = None,
     name: str | None = None,
 ) -> Any:
@@ -220,7 +213,8 @@ def bind(
     Returns the result array, or a tuple of them for ops with several results.
     ``device`` places an op without array operands (creation, random draws),
     or names the device whose ``lane`` runs a copy; ``out_device`` is where the
-    results live (default: where the op runs).
+    results live (default: where the op runs). ``state`` are vars the op reads
+    and updates besides its operands (a random generator's).
     """
     p = plan(entry, args, static)
     idx = p.arrays
@@ -255,7 +249,7 @@ def bind(
                 value = value.contiguous()
             storage.tensor = value
 
-        writes = (storage.var, *extra_writes) if extra_writes else (storage.var,)
+        writes = (storage.var, *state) if state else (storage.var,)
         results: Any = result
     else:
         results = tuple([make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)])
@@ -269,7 +263,9 @@ def bind(
                     v = v.clone(memory_format=torch.contiguous_format)
                 s.tensor = v if v.is_contiguous() else v.contiguous()
 
-        writes = (*[s.var for s in storages], *extra_writes)
+        writes = (*[s.var for s in storages], *state)
+    if state:
+        reads = (*reads, *state)
     if cuda:
         for s in storages:
             s.lane = lane
@@ -299,7 +295,6 @@ def bind_into(
     casting: str = "same_kind",
     device: Device | None = None,
     lane: str = "compute",
-    extra_writes: tuple[engine.Var, ...] = (),
 ) -> NDArray:
     """Compute ``entry`` on ``args`` and write the result through ``target``'s view.
 
@@ -339,7 +334,7 @@ def bind_into(
     reads_target = any(a._storage is storage for a in arrays)
     overwrite = not reads_target and _views.covers(storage, view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
-    push(run, reads, (storage.var, *extra_writes), dev, op, lane, p.small and not cuda)
+    push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda)
     return target
 
 

@@ -1,7 +1,7 @@
 """Random numbers, reproducible whatever runs in parallel.
 
 Each device has one generator, guarded by an engine var that every random op
-on that device writes: the draws on a device happen in push order, so
+on that device reads and writes: the draws on a device happen in push order, so
 ``seed(n)`` followed by the same program gives the same numbers on any
 engine. ``seed(n)`` seeds every device's generator with ``n`` (devices first
 used later start from ``n`` too), as ``torch.manual_seed`` does; it only
@@ -105,7 +105,7 @@ def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, 
     dev = as_device(device, ctx, f"random.{name}")
     var, _ = _generator(dev)
     static = {"shape": shape, "dtype": dtype, "device": str(dev), "kind": kind, "a": a, "b": b}
-    out: NDArray = bind(TABLE["random"], (), static, device=dev, extra_writes=(var,), name=f"random.{name}")
+    out: NDArray = bind(TABLE["random"], (), static, device=dev, state=(var,), name=f"random.{name}")
     return out
 
 
@@ -189,7 +189,7 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device
         raise ValueError(f"random.choice: cannot take {count} samples from {arr.shape[0]} without replacement")
     var, _ = _generator(arr.device)
     static = {"shape": shape, "device": str(arr.device), "replace": bool(replace)}
-    out: NDArray = bind(TABLE["random.choice"], (arr,), static, extra_writes=(var,), name="random.choice")
+    out: NDArray = bind(TABLE["random.choice"], (arr,), static, state=(var,), name="random.choice")
     return out
 
 

@@ -12,10 +12,35 @@ def add_parser(sub: Any) -> None:
         "devices",
         help="list the devices with their lanes",
         description="List the devices autopar can run on: each CPU device with its share of the cores, "
-        "each GPU with its name and memory, and every device's lanes.",
+        "each GPU with its name and memory, and every device's lanes. With --cluster, also the devices of "
+        "every node of a Ray cluster, with the node's address and Ray node id.",
     )
     p.add_argument("--cpu-devices", type=int, metavar="N", help="split the cores into N CPU devices first")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="also join the Ray cluster at ADDRESS ('auto', 'host:port', 'ray://host:port', or "
+                   "'local' to start one on 127.0.0.1) and list its nodes' devices (needs autopar[cluster])")
     p.set_defaults(run=run)
+
+
+def print_cluster(address: str) -> None:
+    """Join the cluster at ``address``, list its remote devices, leave."""
+    from autopar import cluster
+
+    devices = cluster.connect(None if address == "local" else address)
+    try:
+        from autopar.cluster import _session
+
+        session = _session.current()
+        nodes = cluster.nodes()
+        print(f"cluster at {session.address}: {len(nodes)} node(s)")
+        for node in nodes:
+            print(f"  {node.name}  {node.address}  Ray node {node.node_id[:12]}  {node.cpus} CPU(s), "
+                  f"{node.gpus} GPU(s){'  (head)' if node.is_head else ''}")
+            for d in devices:
+                if d.node == node:
+                    print(f"    {d}  {d.threads} intra-op thread(s)")
+    finally:
+        cluster.disconnect()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,4 +69,6 @@ def run(args: argparse.Namespace) -> int:
         lanes = ", ".join(lane_specs(ap.gpu(i)))
         print(f"  cuda:{i}  {props.name}, {props.total_memory / 2**30:.1f} GiB, "
               f"{props.multi_processor_count} SMs; lanes (one CUDA stream each): {lanes}")
+    if args.cluster is not None:
+        print_cluster(args.cluster)
     return 0

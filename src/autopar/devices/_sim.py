@@ -1,9 +1,16 @@
 """A simulated stream: device-side work as host callables run in order on a thread.
 
-Used to test the engine's stream-lane logic (issue, record, wait on events)
-without a GPU. Inside an op running on a simulated stream lane, the op queues
-its "kernels" with :func:`launch`, the way a CUDA op queues kernels by calling
-torch; the op function itself returns at once.
+Used to test the engine's stream-lane logic (issue, record, wait on events,
+device faults, device times) without a GPU. Inside an op running on a
+simulated stream lane, the op queues its "kernels" with :func:`launch`, the
+way a CUDA op queues kernels by calling torch; the op function itself returns
+at once.
+
+A kernel that raises is a *device fault*: like a CUDA error, it is reported by
+the next event recorded on the stream, whose ``synchronize()`` and ``query()``
+raise it. A kernel that never returns is a stuck device: the events after it
+never complete. Each event records when the stream reached it
+(``time.perf_counter_ns()``), so device times are observable.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,45 +26,69 @@ _current = threading.local()
 
 
 class SimEvent:
-    __slots__ = ("_done",)
+    __slots__ = ("_done", "error", "time_ns")
 
     def __init__(self) -> None:
         self._done = threading.Event()
+        self.error: BaseException | None = None
+        self.time_ns = 0
+
+    def _reach(self, error: BaseException | None) -> None:
+        self.error = error
+        self.time_ns = time.perf_counter_ns()
+        self._done.set()
 
     def query(self) -> bool:
-        return self._done.is_set()
+        if not self._done.is_set():
+            return False
+        if self.error is not None:
+            raise self.error
+        return True
 
     def synchronize(self) -> None:
         self._done.wait()
+        if self.error is not None:
+            raise self.error
 
 
 class SimStream:
-    """Runs queued callables one after another on a daemon thread."""
+    """Runs queued callables one after another on a daemon thread, until closed."""
 
     def __init__(self, name: str = "sim") -> None:
         self.name = name
-        self._queue: queue.SimpleQueue[Callable[[], Any]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._fault: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"autopar-simstream-{name}", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while True:
             item = self._queue.get()
+            if item is None:
+                return
             try:
                 item()
-            except BaseException as exc:  # a simulated kernel fault is recorded, not fatal
-                self.last_fault = exc
+            except BaseException as exc:  # a device fault: the next event reports it
+                if self._fault is None:
+                    self._fault = exc
+            item = None
 
     def launch(self, kernel: Callable[[], Any]) -> None:
         self._queue.put(kernel)
 
-    def record_event(self) -> SimEvent:
+    def record_event(self, timing: bool = False) -> SimEvent:
         event = SimEvent()
-        self._queue.put(event._done.set)
+
+        def reach() -> None:
+            fault, self._fault = self._fault, None
+            event._reach(fault)
+
+        self._queue.put(reach)
         return event
 
     def wait_event(self, event: Any) -> None:
-        self._queue.put(event.synchronize)
+        done = event._done if isinstance(event, SimEvent) else None
+        self._queue.put(done.wait if done is not None else event.synchronize)
 
     @contextlib.contextmanager
     def activate(self) -> Iterator[None]:
@@ -69,6 +101,12 @@ class SimStream:
 
     def synchronize(self) -> None:
         self.record_event().synchronize()
+
+    def event_time_ns(self, event: Any) -> int:
+        return int(event.time_ns)
+
+    def close(self) -> None:
+        self._queue.put(None)
 
     def __repr__(self) -> str:
         return f"<SimStream {self.name}>"

@@ -3,12 +3,16 @@
 A *host lane* runs an op to completion on its worker thread. A *stream lane*
 only *issues* the op: its worker runs the op's function with the lane's stream
 current, so the kernels it launches are queued on that stream, then records an
-event. The engine orders issued work with these two calls alone:
+event. The engine orders issued work with these calls alone:
 
 - ``stream.wait_event(event)``: work queued on ``stream`` from now on waits for
   ``event`` on the device, without blocking the host;
-- ``event.synchronize()`` / ``event.query()``: the host learns the work before
-  the event has finished.
+- ``event.synchronize()`` / ``event.query()``: the host learns that the work
+  queued before the event has finished -- or, when it failed (a kernel fault;
+  CUDA's sticky errors), they raise its error;
+- ``stream.record_event(timing=True)`` and ``stream.event_time_ns(event)``:
+  when the device reached the event, on the host's ``time.perf_counter_ns``
+  clock (for the profiler's timeline of device work).
 
 Two implementations: CUDA (``_cuda.py``, torch streams and events) and a
 simulated stream (``_sim.py``) that runs queued host callables on a thread of
@@ -23,14 +27,14 @@ from typing import Protocol
 
 class Event(Protocol):
     def query(self) -> bool:
-        """True once the work queued before the event has finished."""
+        """True once the work queued before the event has finished; raises its error if it failed."""
 
     def synchronize(self) -> None:
-        """Block the calling thread until the event has completed."""
+        """Block the calling thread until the event has completed; raise its error if it failed."""
 
 
 class Stream(Protocol):
-    def record_event(self) -> Event:
+    def record_event(self, timing: bool = False) -> Event:
         """An event that completes when the work queued so far has finished."""
 
     def wait_event(self, event: Event) -> None:
@@ -41,3 +45,9 @@ class Stream(Protocol):
 
     def synchronize(self) -> None:
         """Block until every piece of work queued on the stream has finished."""
+
+    def event_time_ns(self, event: Event) -> int:
+        """When a completed ``timing`` event was reached, as ``time.perf_counter_ns()``."""
+
+    def close(self) -> None:
+        """Release what the stream holds (the simulated stream's thread); queue nothing after."""

@@ -8,10 +8,12 @@ apart from step-by-step execution.
     engine.push(step, reads=[a], writes=[b])      # runs after load
     engine.wait_for_var(b)                        # blocks; raises step's error, if any
 
-Two policies share one dependency tracker (``_tracker.py``): ``threaded``
-(default; per-device lanes with worker threads, ``_threaded.py``) and ``naive``
-(each op inline at push; the reference, ``_naive.py``). Choose with
-``AUTOPAR_ENGINE`` or :func:`set_engine`. See ``docs/design/engine.md``.
+Two policies share one dependency tracker (``_tracker.py``), one function
+that runs an op (``_run.py``) and one that records its outcome
+(``_outcome.py``): ``threaded`` (default; per-device lanes with worker
+threads, ``_threaded.py``) and ``naive`` (each op on the calling thread, one at
+a time; the reference, ``_naive.py``). Choose with ``AUTOPAR_ENGINE`` or
+:func:`set_engine`. ``docs/design/engine.md`` says which file holds which idea.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ from typing import Any
 from autopar import _config
 from autopar.devices import Device
 from autopar.devices import _device as _devices
-from autopar.engine import _base
+from autopar.engine import _failures, _ki, _run
 from autopar.engine._hooks import Listener, add_listener, remove_listener
 from autopar.engine._naive import NaiveEngine
-from autopar.engine._op import Op, OpState
+from autopar.engine._op import Completion, Op, OpState
 from autopar.engine._threaded import ThreadedEngine
 from autopar.engine._var import Failure, Var
 from autopar.errors import AutoparError
 
 __all__ = [
+    "Completion",
     "Failure",
     "Listener",
     "Op",
@@ -44,6 +47,8 @@ __all__ = [
     "get_engine",
     "pending",
     "push",
+    "push_async",
+    "push_event",
     "remove_listener",
     "set_cpu_devices",
     "set_engine",
@@ -61,6 +66,7 @@ _max_pending: int | None = None  # None: AUTOPAR_MAX_PENDING or the default
 
 
 def _make(name: str) -> Engine:
+    _ki.install()  # Ctrl-C that leaves the engine consistent (only over Python's default handler)
     if name == "naive":
         return NaiveEngine()
     return ThreadedEngine(_max_pending if _max_pending is not None else _config.max_pending())
@@ -92,7 +98,7 @@ def set_engine(name: str) -> None:
     global _engine
     if name not in _config.ENGINES:
         raise ValueError(f"set_engine: unknown engine {name!r}; expected one of {', '.join(_config.ENGINES)}")
-    _base.check_not_in_op("set_engine()")
+    _run.check_not_in_op("set_engine()")
     with _lock:
         old = _engine
         if old is not None and old.name == name:
@@ -115,13 +121,61 @@ def push(
     """Schedule ``fn()`` on ``device``'s ``lane``; return its :class:`Op` at once.
 
     ``fn`` runs once every earlier write to ``reads`` and every earlier read or
-    write of ``writes`` has finished. A var in both counts as written. Among
-    ready ops on one lane, higher ``priority`` runs first. If ``fn`` raises, the
-    error is stored on ``writes`` (SPEC §4). ``device`` defaults to ``cpu:0``;
-    ``lane`` is ``"compute"`` or one of the device's copy lanes. Blocks only when
-    the pending-work bound is reached (:func:`set_max_pending`).
+    write of ``writes`` has finished. Among ready ops on one lane, higher
+    ``priority`` runs first. ``device`` defaults to ``cpu:0``; ``lane`` is
+    ``"compute"`` or one of the device's copy lanes. Blocks only when the
+    pending-work bound is reached (:func:`set_max_pending`).
+
+    Failures (SPEC §4): if ``fn`` raises, the error is stored on ``writes``. If
+    a var in ``reads`` holds a failure, ``fn`` does not run and ``writes`` carry
+    that failure. A var only in ``writes`` is an *overwrite*: ``fn`` runs even if
+    it had failed, and its failure is cleared when ``fn`` succeeds. So a var
+    that ``fn`` changes only partly (it keeps some of the old value) must be
+    listed in ``reads`` too: a var in both is ordered as a write, and a failure
+    on it stops ``fn``.
     """
     return (_engine or current_engine()).push(fn, reads, writes, device, priority, name, lane)
+
+
+def push_async(
+    fn: Callable[[Completion], Any],
+    reads: Iterable[Var] = (),
+    writes: Iterable[Var] = (),
+    device: Any = None,
+    priority: int = 0,
+    name: str | None = None,
+    lane: str = "compute",
+) -> Op:
+    """Like :func:`push`, for work that finishes after ``fn`` returns (MXNet's ``PushAsync``).
+
+    ``fn(complete)`` receives one argument, ``complete``: call
+    ``complete()`` -- or ``complete(error)`` -- exactly once, from any thread,
+    when the work is done (a gradient hook, a remote future's callback). Until
+    then the op keeps its vars: it is pending for ``waitall``, back-pressure and
+    exit (at exit, an op never completed is cancelled with
+    ``EngineShutdownError``). If ``fn`` itself raises, that error is the op's
+    failure, and a later ``complete`` raises ``RuntimeError``; so does a second
+    call. On a stream lane (CUDA), ``complete()`` also marks the lane's stream:
+    the op finishes when the stream gets there.
+
+        def fetch(complete):
+            future = pool.submit(download, url)
+            future.add_done_callback(lambda f: complete(f.exception()))
+        engine.push_async(fetch, writes=[data])
+    """
+    return (_engine or current_engine()).push_async(fn, reads, writes, device, priority, name, lane)
+
+
+def push_event(event: Any, writes: Iterable[Var] = (), device: Any = None, name: str | None = None) -> Op:
+    """Stand for device work queued outside the engine (a user's CUDA kernels): an op
+    that writes ``writes`` and finishes when ``event`` (with ``query()`` and
+    ``synchronize()``, as ``devices``' stream events) completes.
+
+    Later ops that touch those vars wait for the event: on the device for ops
+    on stream lanes, on the host otherwise. ``from_torch`` uses it for a
+    tensor whose producer may still be running on the user's stream.
+    """
+    return (_engine or current_engine()).push_event(event, writes, device, name)
 
 
 def wait_for_var(var: Var) -> None:
@@ -177,7 +231,7 @@ def set_cpu_devices(n: int) -> None:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_cpu_devices: n={n!r}; expected a whole number >= 1")
-    _base.check_not_in_op("set_cpu_devices()")
+    _run.check_not_in_op("set_cpu_devices()")
     engine = _engine
     if engine is not None and engine.pending():
         raise AutoparError(
@@ -204,9 +258,10 @@ def _at_exit() -> None:
         engine.shutdown(timeout)
     except KeyboardInterrupt:
         print("autopar: interrupted while waiting for pending work at exit", file=sys.stderr)
-    n = _base.unobserved_count()
+    left = _failures.unobserved()
+    n = len(left)
     if n:
-        first = next(iter(_base._unobserved))
+        first = left[0]
         print(
             f"autopar: {n} failed operation(s) were never observed; the first: "
             f"{type(first.error).__name__} in {first.op_name!r} on {first.device}: {first.error}",

@@ -1,114 +1,176 @@
-"""The naive policy: run each op on the calling thread, at push, in push order.
+"""The naive policy: every op on the calling thread, one at a time, in push order.
 
-It is the reference every other policy is checked against: its results are
-those of step-by-step execution by construction. Failures follow the same
-rules as in the threaded engine. Ops on stream devices (CUDA, simulated) run
-with one stream per device current and are waited for before push returns.
+It is the reference the threaded policy is checked against, so it is built to
+be right by construction, on the same tracker (``_tracker.py``) and the same
+outcome rules (``_run.run``, ``_outcome.record``):
+
+- ``push`` appends the op to the var queues and, once every var granted it,
+  to a FIFO of ready ops, then runs that FIFO to empty -- all under one lock,
+  so ops pushed from several threads never interleave;
+- an op pushed from *inside* an op is only queued: it runs after the outer op
+  has finished (the outer op holds its vars, and the FIFO is run by whoever
+  pushed the outer op), so it sees what the outer op wrote;
+- an op on a stream lane runs with its device's stream current and is waited
+  for before the next op runs (step by step), and so is an external event
+  (``push_event``): nothing reads a tensor before its device work is done;
+- a ``push_async`` op keeps its vars until ``complete()``; the ops behind it
+  run on the thread that calls ``complete()`` (or at the next push or wait).
+
+A ``KeyboardInterrupt`` (or other ``BaseException``) raised by an op is its
+failure and is raised again to the pusher once the op is recorded; ops that
+became ready meanwhile stay in the FIFO and run at the next push or wait.
 """
 
 from __future__ import annotations
 
-import itertools
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from autopar.devices import Device, lane_specs
-from autopar.engine import _base, _hooks
-from autopar.engine._op import Op, OpState
-from autopar.engine._var import Var
+from autopar.engine import _device, _failures, _hooks, _ki, _outcome, _run, _tracker
+from autopar.engine._lifecycle import cancel_ops, shutdown_failure
+from autopar.engine._op import Completion, Op, OpState, claim
+from autopar.engine._pushing import EXTERNAL, Pushing
+from autopar.engine._var import Failure, Var
+from autopar.engine._waiting import wait
 
 
-class NaiveEngine:
+
+@_ki.unprotect
+def _wait_event(event: Any) -> BaseException | None:
+    try:
+        event.synchronize()
+    except BaseException as error:  # a failed kernel (or a Ctrl-C while waiting) fails the op
+        return error
+    return None
+
+
+class NaiveEngine(Pushing):
     name = "naive"
 
     def __init__(self) -> None:
-        self._seq = itertools.count()
+        super().__init__()
+        self._lock = threading.RLock()
+        self._progress = threading.Condition(self._lock)
+        self._ready: deque[Op] = deque()
+        self._lanes: dict[Device, dict[str, str]] = {}  # the lanes checked to exist
+        self._pending = 0
+        self._per_device: dict[Device, int] = {}
+        self._issued: dict[Op, None] = {}
         self._streams: dict[Device, Any] = {}
-        self._checked: set[Device] = set()
+        self._closed = False
 
-    def push(
-        self,
-        fn: Callable[[], Any],
-        reads: Iterable[Var] = (),
-        writes: Iterable[Var] = (),
-        device: Any = None,
-        priority: int = 0,
-        name: str | None = None,
-        lane: str = "compute",
-        inline: bool = False,
-    ) -> Op:
-        reads_t, writes_t, dev = _base.normalize(fn, reads, writes, device, priority)
-        return self.push_checked(fn, reads_t, writes_t, dev, priority, name, lane, inline)
+    def _make_lane(self, device: Device, name: str) -> str:
+        if name != EXTERNAL:
+            specs = lane_specs(device)
+            if name not in specs:
+                raise ValueError(f"push: device {device} has no lane {name!r}; its lanes are {', '.join(specs)}")
+        with self._lock:
+            self._lanes.setdefault(device, {})[name] = name
+        return name
 
-    def push_checked(
-        self,
-        fn: Callable[[], Any],
-        reads_t: tuple[Var, ...],
-        writes_t: tuple[Var, ...],
-        dev: Device,
-        priority: int,
-        name: str | None,
-        lane: str,
-        inline: bool,
-    ) -> Op:
-        """``push`` for callers that pass what ``normalize`` returns (the array layer)."""
-        if dev not in self._checked or lane != "compute":
-            specs = lane_specs(dev)
-            if lane not in specs:
-                raise ValueError(f"push: device {dev} has no lane {lane!r}; its lanes are {', '.join(specs)}")
-            self._checked.add(dev)
-        op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq))
-        listeners = _hooks.listeners
-        if listeners:
+    def _submit(self, op: Op, inline: bool) -> None:
+        if _hooks.listeners:
             op.t_push = time.perf_counter_ns()
-            for listener in listeners:
-                listener.op_pushed(op)
-        for var in writes_t:
-            var._writes_pushed += 1
-        failure = _base.first_failure(op)
-        if failure is not None:
-            _base.skip(op, failure)
-        else:
-            op.state = OpState.RUNNING
-            if listeners:
-                op.t_start = time.perf_counter_ns()
-                for listener in listeners:
-                    listener.op_started(op)
-            previous = _base.current_op()
-            _base.set_current_op(op)
-            try:
-                if dev.has_streams:
-                    stream = self._stream(dev)
-                    with stream.activate():
-                        fn()
-                    stream.synchronize()  # step by step: the device finishes before the next op
-                else:
-                    fn()
-            except Exception as error:
-                _base.fail(op, error)
-            else:
-                op.state = OpState.DONE
-            finally:
-                _base.set_current_op(previous)
-        for var in writes_t:
-            var.version += 1
-        if listeners:
-            op.t_end = time.perf_counter_ns()
-            for listener in listeners:
-                listener.op_finished(op)
-        return op
+            fault = _hooks.call("op_pushed", op)
+            if fault is not None:
+                op.error = _failures.new(op, *fault)
+        with self._lock:
+            self._pending += 1
+            self._per_device[op.device] = self._per_device.get(op.device, 0) + 1
+            for var in op.writes:
+                var._writes_pushed += 1
+            if _tracker.append(op):
+                self._ready.append(op)
+            if _run.current_op() is None:
+                self._run_ready_locked()
 
-    def push_tiny(
-        self,
-        fn: Callable[[], Any],
-        reads: tuple[Var, ...],
-        writes: tuple[Var, ...],
-        device: Device,
-        name: str | None,
-        lane: str,
-    ) -> None:
-        self.push_checked(fn, reads, writes, device, 0, name, lane, True)
+    # -- running -------------------------------------------------------------------
+
+    def _run_ready_locked(self) -> None:
+        """Run the ready ops in order until none is left (an op pushed by one joins the end)."""
+        ready = self._ready
+        while ready:
+            op = ready.popleft()
+            failure = _failures.first_failure(op) if _failures.seen else None
+            if failure is not None:
+                self._end_locked(op, OpState.SKIPPED, failure)
+                continue
+            op.state = OpState.RUNNING
+            error = self._run_op(op)
+            if op.state is OpState.ISSUED:
+                continue  # push_async: it finishes when complete() is called
+            self._end_locked(op, *_outcome.error_state(op, error))
+            if error is not None and not isinstance(error, (Exception, Failure)):
+                raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded
+
+    def _run_op(self, op: Op) -> BaseException | Failure | None:
+        if op.fn is None:  # push_event: the device work is queued already; wait for it
+            return self._wait(op.event)
+        stream = self._stream(op.device) if op.device.has_streams else None
+        if stream is None:
+            error = _run.run(op)
+        else:
+            with stream.activate():
+                error = _run.run(op, stream)
+        if op.completion is not None:
+            if error is None:
+                if not op.completion.called:
+                    op.state = OpState.ISSUED
+                    self._issued[op] = None
+                    return None
+                error = self._complete_on_device(op, op.error)
+            return error
+        if op.event is not None:  # step by step: its device work finishes before the next op
+            device_error = self._wait(op.event)
+            _device.device_times(op, stream)
+            op.event = None
+            error = error if error is not None else device_error
+        return error
+
+    def _wait(self, event: Any) -> BaseException | None:
+        try:
+            return _wait_event(event)
+        except BaseException as error:  # a Ctrl-C that landed just after the event completed
+            return error
+
+    def _complete_on_device(self, op: Op, error: BaseException | Failure | None) -> BaseException | Failure | None:
+        """A push_async op on a stream device is done when its stream gets there."""
+        if error is None and op.device.has_streams:
+            try:
+                event = self._stream(op.device).record_event(timing=False)
+            except BaseException as fault:
+                return fault
+            return self._wait(event)
+        return error
+
+    @_ki.protect
+    def _on_complete(self, completion: Completion, error: BaseException | None) -> None:
+        try:
+            with self._lock:
+                if self._closed or not claim(completion, error):
+                    return
+                op = completion.op
+                self._issued.pop(op, None)
+                result = self._complete_on_device(op, error)
+                self._end_locked(op, *_outcome.error_state(op, result))
+                if _run.current_op() is None:
+                    self._run_ready_locked()
+        finally:
+            if _ki.deferred:
+                _ki.check()
+
+    def _end_locked(self, op: Op, state: OpState, failure: Failure | None) -> None:
+        _outcome.record(op, state, failure)
+        ready: list[Op] = []
+        _tracker.release(op, ready)
+        self._ready.extend(ready)
+        self._pending -= 1
+        self._per_device[op.device] -= 1
+        self._progress.notify_all()
 
     def _stream(self, device: Device) -> Any:
         stream = self._streams.get(device)
@@ -118,40 +180,87 @@ class NaiveEngine:
             stream = self._streams[device] = spec.make_stream()
         return stream
 
-    def _sync_streams(self, device: Device | None = None) -> None:
-        for dev, stream in list(self._streams.items()):
-            if device is None or dev == device:
-                stream.synchronize()
+    # -- waiting -------------------------------------------------------------------
 
+    def _wait_locked(self, done: Callable[[], bool], timeout: float | None = None) -> bool:
+        self._run_ready_locked()  # ops an interrupted push left behind
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return wait(self._progress, done, deadline)
+
+    @_ki.protect
     def wait_for_var(self, var: Var) -> None:
-        _base.check_not_in_op("wait_for_var()")
-        if self._streams:
-            self._sync_streams()
-        _base.raise_for_var(var)
+        try:
+            _run.check_not_in_op("wait_for_var()")
+            with self._lock:
+                target = var._writes_pushed
+                self._wait_locked(lambda: var.version >= target)
+            _failures.raise_for_var(var)
+        finally:
+            if _ki.deferred:
+                _ki.check()
 
+    @_ki.protect
     def waitall(self) -> None:
-        _base.check_not_in_op("waitall()")
-        self._sync_streams()
-        _base.raise_unobserved()
+        try:
+            _run.check_not_in_op("waitall()")
+            with self._lock:
+                self._wait_locked(lambda: not self._pending)
+            _failures.raise_unobserved()
+        finally:
+            if _ki.deferred:
+                _ki.check()
 
+    @_ki.protect
     def synchronize(self, device: Device | None = None) -> None:
-        _base.check_not_in_op("synchronize()")
-        self._sync_streams(device)
-        _base.raise_unobserved(device)
+        try:
+            _run.check_not_in_op("synchronize()")
+            with self._lock:
+                if device is None:
+                    self._wait_locked(lambda: not self._pending)
+                else:
+                    self._wait_locked(lambda: not self._per_device.get(device, 0))
+            _failures.raise_unobserved(device)
+        finally:
+            if _ki.deferred:
+                _ki.check()
+
+    @_ki.protect
+    def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
+        try:
+            _run.check_not_in_op(call)  # as the threaded engine, so programs behave alike on both
+            with self._lock:
+                return self._wait_locked(lambda: not self._pending, timeout)
+        finally:
+            if _ki.deferred:
+                _ki.check()
 
     def pending(self) -> int:
-        return 0
+        return self._pending
 
-    def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
-        _base.check_not_in_op(call)  # as the threaded engine, so programs behave alike on both
-        self._sync_streams()
-        return True
+    # -- configuration and exit ------------------------------------------------------
 
     def set_max_pending(self, n: int | None) -> None:
-        pass
+        pass  # every op runs at push: nothing queues up
 
     def reset_lanes(self) -> None:
-        self._checked.clear()
+        with self._lock:
+            self._lanes.clear()
 
+    @_ki.protect
     def shutdown(self, timeout: float) -> None:
-        pass
+        """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
+        if self._closed:
+            return
+        finished = self.drain(timeout)
+        with self._lock:
+            self._closed = True
+            if not finished:
+                left = [*self._issued, *self._ready]
+                cancel_ops(left, shutdown_failure(timeout))
+                self._issued.clear()
+                self._ready.clear()
+                self._pending = 0
+                self._per_device.clear()
+                self._progress.notify_all()
+            for stream in self._streams.values():
+                stream.close()

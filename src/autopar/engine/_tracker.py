@@ -18,8 +18,10 @@ The rules, for one var:
   be queued behind a write.)
 
 An op is ready when each of its vars has granted it (``op.pending`` counts the
-vars still to grant). A var listed in both ``reads`` and ``writes`` counts as
-written: the engine strips it from ``reads`` before calling :func:`append`.
+vars still to grant). ``op.reads`` and ``op.writes`` never share a var: a var
+an op both reads and writes is in ``writes`` only (``_args.split``), so it is
+ordered as a write. Nothing else of an op matters here: what ran, what
+failed, which versions finished is the policies' business (``_outcome.py``).
 
 Worked example. Three ops are pushed in this order (``A`` and ``B`` are vars)::
 
@@ -30,7 +32,7 @@ Worked example. Three ops are pushed in this order (``A`` and ``B`` are vars)::
 
     op1 finishes  -> A grants op2 and op3 together (reading=2): both ready
     op3 finishes  -> A: reading=1, op4 still waits
-    op2 finishes  -> A: reading=0, grants op4; B: version 1
+    op2 finishes  -> A: reading=0, grants op4
 
 op2 and op3 run at the same time; op4 (a write) waits for both reads pushed
 before it, and neither read ever sees op4's value: the order of the program
@@ -58,7 +60,6 @@ def append(op: Op) -> bool:
             var._queue.append((op, False))
             pending += 1
     for var in op.writes:
-        var._writes_pushed += 1
         if not var._writing and not var._reading and not var._queue:
             var._writing = True
         else:
@@ -80,7 +81,6 @@ def release(op: Op, ready: list[Op]) -> None:
                 ready.append(writer)
     for var in op.writes:
         var._writing = False
-        var.version += 1
         queue = var._queue
         while queue and not queue[0][1]:
             reader = queue.popleft()[0]

@@ -1,11 +1,11 @@
-"""Vars and failures: the state the tracker keeps per piece of data."""
+"""Vars and failures: the state the engine keeps per piece of data."""
 
 from __future__ import annotations
 
 import copy
 import itertools
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from autopar.engine._op import Op
@@ -16,8 +16,9 @@ _var_ids = itertools.count()
 class Var:
     """A handle for a piece of state whose reads and writes are ordered.
 
-    ``version`` counts the writes to it that have finished; ``failure`` is the
-    failure stored on it by a failed write (SPEC §4), or ``None``.
+    ``version`` counts the writes to it that have finished (for an op on a
+    stream lane: whose device work has finished); ``failure`` is the failure
+    stored on it by a failed write (SPEC §4), or ``None``.
     """
 
     __slots__ = (
@@ -30,8 +31,8 @@ class Var:
         "_queue",
         "_writes_pushed",
         "_waiters",
-        "_write_event",
-        "_read_events",
+        "_writer",
+        "_readers",
         "__weakref__",
     )
 
@@ -40,17 +41,18 @@ class Var:
         self._name = name
         self.version = 0
         self.failure: Failure | None = None
-        # Tracker state (see _tracker.py): granted reads not yet finished, a
-        # granted write not yet finished, and the requests waiting in push order.
+        # Tracker state (_tracker.py): granted reads not yet released, a granted
+        # write not yet released, and the requests waiting, in push order.
         self._reading = 0
         self._writing = False
         self._queue: deque[tuple[Op, bool]] = deque()
         self._writes_pushed = 0
-        self._waiters = 0
-        # Stream lanes (see _threaded.py): the event of the last write issued on
-        # a stream, and per stream lane the last read issued since that write.
-        self._write_event: tuple[Any, Any] | None = None
-        self._read_events: dict[Any, Any] | None = None
+        self._waiters = 0  # threads in wait_for_var on this var
+        # Device work in flight (_device.py): the op on a stream lane that wrote
+        # this var last and whose device work has not finished, and per lane the
+        # last such op that read it since.
+        self._writer: Op | None = None
+        self._readers: dict[object, Op] | None = None
 
     @property
     def name(self) -> str:
@@ -71,15 +73,18 @@ class Var:
 class Failure:
     """An error raised inside an op, stored on every var the op writes.
 
-    ``observed`` becomes true once a blocking read (or ``waitall``) has raised it.
+    ``origin`` says what raised it when it was not the op's own function (an
+    engine listener, a device event, the engine itself). ``observed`` becomes
+    true once a blocking read (or ``waitall``) has raised it.
     """
 
-    __slots__ = ("op_name", "device", "error", "observed")
+    __slots__ = ("op_name", "device", "error", "origin", "observed")
 
-    def __init__(self, op_name: str, device: object, error: BaseException) -> None:
+    def __init__(self, op_name: str, device: object, error: BaseException, origin: str = "") -> None:
         self.op_name = op_name
         self.device = device
         self.error = error
+        self.origin = origin
         self.observed = False
 
     def exception(self) -> BaseException:
@@ -89,6 +94,8 @@ class Failure:
         """
         err = self.error
         where = f"in autopar operation {self.op_name!r} on {self.device}"
+        if self.origin:
+            where += f"; raised by {self.origin}"
         message = str(err)
         fresh: BaseException
         try:

@@ -1,0 +1,137 @@
+"""Ray, imported lazily, and every wait on it bounded.
+
+Ray is optional: ``import autopar.cluster`` works without it; the first call
+that needs it (:func:`import_ray`) says how to install it.
+
+Waits. Ray catches SIGTERM while a driver blocks in ``ray.get``, so a
+``finally`` block after an unbounded wait may never run. :func:`get` waits
+in slices (``ray.get(..., timeout=)``) until its deadline, if any, so a
+signal's Python handler runs within a slice, and a wait that should be
+quick fails with a message instead of hanging. Ray's errors become
+autopar's: an actor or node that died is :class:`~autopar.NodeLostError`
+naming the node; an error raised by a kernel comes back with its own type.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from autopar.errors import ClusterError, NodeLostError
+
+INSTALL_HINT = 'pip install "autopar[cluster]"'
+POLL_SECONDS = 0.25  # the longest a wait blocks in Ray before Python regains control
+
+
+def import_ray(call: str = "autopar.cluster.connect") -> Any:
+    """The ``ray`` module; ``ImportError`` with the install hint when it is missing."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError(
+            f"{call} needs Ray, which is not installed here ({error}); install it with: {INSTALL_HINT}"
+        ) from error
+    return ray
+
+
+class EnvPatch:
+    """Environment variables (and Ray settings) changed for as long as a connection lasts.
+
+    :meth:`restore` puts back every variable as it was and runs the undo
+    actions registered with :meth:`on_restore`, newest first.
+    """
+
+    def __init__(self) -> None:
+        self._before: dict[str, str | None] = {}
+        self._undo: list[Callable[[], object]] = []
+
+    def on_restore(self, undo: Callable[[], object]) -> None:
+        self._undo.append(undo)
+
+    def set(self, name: str, value: str) -> None:
+        if name not in self._before:
+            self._before[name] = os.environ.get(name)
+        os.environ[name] = value
+
+    def set_default(self, name: str, value: str) -> None:
+        if name not in os.environ:
+            self.set(name, value)
+
+    def restore(self) -> None:
+        for name, old in self._before.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+        self._before.clear()
+        while self._undo:
+            self._undo.pop()()
+
+
+def get(
+    refs: Any,
+    *,
+    what: str,
+    nodes: Sequence[Any],
+    timeout: float | None = None,
+    on_lost: Callable[[Any, NodeLostError], None] | None = None,
+) -> Any:
+    """``ray.get(refs)`` in slices of :data:`POLL_SECONDS`, with Ray's errors made autopar's.
+
+    ``what`` names the call for messages; ``nodes`` are the handles
+    (``_node.RemoteNode``) the call involves, the first being where it ran.
+    ``timeout`` (seconds; ``None``: as long as the nodes live) raises
+    :class:`ClusterError` when passed. ``on_lost(node, error)`` is told which
+    node was lost before the error is raised.
+    """
+    ray = sys.modules["ray"]
+    exceptions = ray.exceptions
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        slice_ = POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
+        try:
+            return ray.get(refs, timeout=slice_)
+        except exceptions.GetTimeoutError:
+            if deadline is not None and time.monotonic() >= deadline:
+                where = ", ".join(n.name for n in nodes)
+                raise ClusterError(
+                    f"{what} on {where}: no answer within {timeout:g} s; the node may be overloaded or "
+                    f"unreachable (ray status shows the cluster's state)"
+                ) from None
+        except exceptions.RayError as error:
+            # A call whose argument came from a dead actor fails with a RayTaskError around the loss.
+            cause = getattr(error, "cause", None) if isinstance(error, exceptions.RayTaskError) else error
+            if isinstance(cause, (exceptions.RayActorError, exceptions.NodeDiedError, exceptions.ObjectLostError,
+                                  exceptions.WorkerCrashedError, exceptions.LocalRayletDiedError)):
+                node, lost = lost_node(cause, nodes, what)
+                if on_lost is not None:
+                    on_lost(node, lost)
+                raise lost from error
+            if isinstance(cause, BaseException) and cause is not error:
+                raise cause from None  # the kernel's own error, with its own type
+            raise
+
+
+def lost_node(error: BaseException, nodes: Sequence[Any], what: str) -> tuple[Any, NodeLostError]:
+    """Which of ``nodes`` a Ray failure means was lost, and the error to raise for it.
+
+    An actor error names its actor: the node whose runtime that is. Data lost
+    on the way (``ObjectLostError``) was held by the source of a move, the
+    last node listed; anything else is pinned on the node the call ran on.
+    """
+    ray = sys.modules["ray"]
+    node = nodes[0]
+    actor_id = getattr(error, "actor_id", None)
+    if isinstance(error, ray.exceptions.RayActorError) and actor_id is not None:
+        for candidate in nodes:
+            if candidate.actor_id_hex == actor_id:
+                node = candidate
+                break
+    elif isinstance(error, ray.exceptions.ObjectLostError):
+        node = nodes[-1]
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    reason = f"{what} failed with {type(error).__name__} ({first_line[:200]})"
+    return node, NodeLostError(node.name, reason)

@@ -1,0 +1,144 @@
+"""Lifecycle: replacing lanes, shutting down, and cancelling what is left at exit.
+
+``reset_lanes`` (``set_cpu_devices``) stops the CPU lanes and *joins* their
+workers: a worker still alive in torch when the interpreter finalizes aborts
+the process ("terminate called without an active exception").
+
+``shutdown(timeout)`` (registered with ``atexit``) waits up to ``timeout``
+seconds for pending work -- device work included, since an op on a stream lane
+is pending until its event completes -- then cancels what is left, stops
+every lane and joins the workers that are idle. A worker stuck in an op, or a
+watcher stuck on an event that never completes, is a daemon thread and is
+abandoned, so the process always exits, within about ``timeout`` seconds.
+
+Cancelling (``cancel_ops``) reaches every op still pending: queued on a
+lane, running (abandoned), in flight on a device or awaiting ``complete()``,
+parked behind device work, and -- through the var queues -- every op still
+waiting for a var. Each gets ``EngineShutdownError`` as its failure, stored on
+what it writes, so a late read raises instead of finding no value; and every
+var they touch is left idle, with its version caught up, so a read made by a
+later exit handler (on the naive engine that takes over) raises at once
+instead of waiting for a write that will never come.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+
+from autopar.devices import Device
+from autopar.engine import _ki
+from autopar.engine._lanes import Lane
+from autopar.engine._op import Op, OpState
+from autopar.engine._var import Failure, Var
+from autopar.engine._waiting import Waiting
+from autopar.errors import EngineShutdownError
+
+JOIN_BUDGET = 1.0  # seconds all idle threads together may take to stop at shutdown
+
+
+def shutdown_failure(timeout: float) -> Failure:
+    failure = Failure(
+        "interpreter exit", "all devices",
+        EngineShutdownError(f"cancelled: still pending {timeout:g} s after the interpreter began to exit"),
+    )
+    failure.observed = True  # reported at exit by the message, not again as an unobserved failure
+    return failure
+
+
+def cancel_ops(roots: Iterable[Op], failure: Failure) -> int:
+    """Cancel ``roots`` and every op waiting behind them; leave their vars idle. Engine lock held."""
+    found: dict[Op, None] = {}
+    touched: dict[Var, None] = {}
+    stack = list(roots)
+    while stack:
+        op = stack.pop()
+        if op in found or op.finished:
+            continue
+        found[op] = None
+        if op.dependents:
+            stack.extend(op.dependents)
+        for var in (*op.reads, *op.writes):
+            if var not in touched:
+                touched[var] = None
+                stack.extend(waiting for waiting, _ in var._queue)
+    for op in found:
+        op.state = OpState.CANCELLED
+        op.failure = failure
+        op.fn = op.completion = op.dependents = op.upstream = None
+        for var in op.writes:
+            var.failure = failure
+    for var in touched:
+        var._reading = 0
+        var._writing = False
+        var._queue.clear()
+        var.version = var._writes_pushed
+        var._writer = var._readers = None
+    return len(found)
+
+
+class Lifecycle(Waiting):
+    """Lane replacement and shutdown of the threaded engine (a base of ``ThreadedEngine``)."""
+
+    _issued: dict[Op, None]
+    _closed: bool
+
+    @_ki.protect
+    def reset_lanes(self) -> None:
+        """Drop the CPU lanes (their thread shares changed); new ones start on next push."""
+        try:
+            with self._lock:
+                old = [lane for dev in [d for d in self._lanes if d.kind == "cpu"] for lane in self._lanes.pop(dev).values()]
+                for lane in old:
+                    lane.stop()
+            for lane in old:
+                lane.join(5.0)
+        finally:
+            if _ki.deferred:
+                _ki.check()
+
+    @_ki.protect
+    def shutdown(self, timeout: float) -> None:
+        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
+        if self._closed:
+            return
+        finished = not self._pending or self._wait_idle(None, timeout)
+        report = ""
+        with self._lock:
+            lanes = [lane for lanes in self._lanes.values() for lane in lanes.values()]
+            stuck = {lane for lane in lanes if lane.running is not None}
+            stuck.update(op._lane for op in self._issued)
+            if not finished:
+                report = self._cancel_locked(timeout, lanes)
+            self._closed = True
+            for lane in lanes:
+                lane.stop()
+        if report:
+            print(report, file=sys.stderr, flush=True)
+        deadline = time.monotonic() + JOIN_BUDGET
+        for lane in lanes:
+            if lane not in stuck:
+                lane.join(max(0.0, deadline - time.monotonic()))
+
+    def _cancel_locked(self, timeout: float, lanes: list[Lane]) -> str:
+        pending = self._pending
+        queued = [op for lane in lanes for _, _, op in lane.heap]
+        running = [lane.running for lane in lanes if lane.running is not None]
+        in_flight = list(self._issued)
+        cancelled = cancel_ops([*queued, *running, *in_flight], shutdown_failure(timeout))
+        for lane in lanes:
+            lane.heap.clear()
+            lane.pending = 0
+        self._pending = 0
+        self._issued.clear()
+        self._progress.notify_all()
+        self._space.notify_all()
+        names = ", ".join(repr(op.name) for op in running[:3]) or "none"
+        return (
+            f"autopar: {pending} operation(s) still pending {timeout:g} s after exit began "
+            f"(AUTOPAR_EXIT_TIMEOUT); cancelled {cancelled} with EngineShutdownError: {len(queued)} queued, "
+            f"{len(in_flight)} in flight on a device or awaiting complete(), "
+            f"{max(cancelled - len(queued) - len(running) - len(in_flight), 0)} waiting, "
+            f"and {len(running)} running, abandoned ({names})"
+        )
