@@ -43,7 +43,7 @@ def elements(dtype: Any) -> Any:
     if dtype == xp.uint64:
         return _UINT64_SAFE
     if dtype in (xp.complex64, xp.complex128):  # branch cuts and overflow of complex math differ between libms
-        return st.complex_numbers(max_magnitude=1e3, allow_nan=False, allow_infinity=False,
+        return st.complex_numbers(max_magnitude=1e3, allow_nan=False, allow_infinity=False, allow_subnormal=False,
                                   width=64 if dtype == xp.complex64 else 128)  # fmt: skip
     if dtype in (xp.float32, xp.float64):  # subnormals depend on the CPU's flush-to-zero mode
         return {"allow_subnormal": False}
