@@ -158,8 +158,24 @@ MAX_PLANS = 65_536
 
 def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None = None) -> Plan:
     """The cached :class:`Plan` for this call's signature (step 2)."""
-    key: list[Any] = [entry, like]
     NDArray = _array.NDArray
+    if len(args) == 2 and not static and like is None:  # the hot case, x + y and x + 1: no list
+        a, b = args
+        tb = type(b)
+        if type(a) is NDArray and (tb is NDArray or tb in _SCALARS):
+            k2 = (entry, a._dtype, a.shape, b._dtype, b.shape) if tb is NDArray else (entry, a._dtype, a.shape, tb)
+            hit = _plans.get(k2)
+            if hit is not None:
+                if hit.int_scalars:
+                    _dtypes.scalar_dtype(entry.name, hit.in_dtypes[1], b)  # OverflowError when it does not fit
+                return hit
+            found = Plan(entry, args, static, like)
+            with _plans_lock:
+                if len(_plans) >= MAX_PLANS:
+                    _plans.clear()
+                _plans[k2] = found
+            return found
+    key: list[Any] = [entry, like]
     for a in args:
         t = type(a)
         if t is NDArray:
