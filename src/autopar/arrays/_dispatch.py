@@ -192,19 +192,19 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
         key.append(tuple(static.items()))
     try:
         k = tuple(key)
-        found = _plans.get(k)
+        cached = _plans.get(k)
     except TypeError:  # an unhashable static parameter (a list): plan without caching
         return Plan(entry, args, static, like)
-    if found is None:
+    if cached is None:
         found = Plan(entry, args, static, like)
         with _plans_lock:
             if len(_plans) >= MAX_PLANS:
                 _plans.clear()
             _plans[k] = found
-    elif found.int_scalars:
-        for i in found.int_scalars:
-            _dtypes.scalar_dtype(entry.name, found.in_dtypes[i], args[i])  # OverflowError when it does not fit
-    return found
+        return found
+    for i in cached.int_scalars:
+        _dtypes.scalar_dtype(entry.name, cached.in_dtypes[i], args[i])  # OverflowError when it does not fit
+    return cached
 
 
 def shape_of(entry: OpDef, args: Sequence[Any], static: dict[str, Any] = _EMPTY) -> Shape:
