@@ -39,16 +39,11 @@ BINARY = {
     "pow": "numeric", "remainder": "real numeric", "subtract": "numeric",
 }  # fmt: skip
 # Complex results of transcendental functions at branch cuts differ between C libraries.
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy warns on the oracle's side
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning")]  # NumPy warns on the oracle's side
 LOOSE = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "tanh", "cosh", "sinh", "pow", "logaddexp"}
 
 
-@pytest.fixture(autouse=True, params=["threaded", "naive"])
-def _engine(request):  # type: ignore[no-untyped-def]
-    ap.engine.set_engine(request.param)
-    yield
-    ap.waitall()
-    ap.engine.set_engine("threaded")
+pytestmark = [*pytestmark, pytest.mark.usefixtures("eng")]  # every test on both engines (conftest)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))

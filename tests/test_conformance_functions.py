@@ -15,15 +15,10 @@ from hypothesis import strategies as st
 
 import autopar as ap
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
 
-@pytest.fixture(autouse=True, params=["threaded", "naive"])
-def _engine(request):  # type: ignore[no-untyped-def]
-    ap.engine.set_engine(request.param)
-    yield
-    ap.waitall()
-    ap.engine.set_engine("threaded")
+pytestmark = [*pytestmark, pytest.mark.usefixtures("eng")]  # every test on both engines (conftest)
 
 
 def _axis(data: Any, ndim: int, tuple_ok: bool = True) -> Any:

@@ -137,19 +137,24 @@ def covers(storage: Storage, view: View | None) -> bool:
     return math.prod(view.shape) == numel and 0 not in view.strides
 
 
-def read(base: torch.Tensor, view: View | None) -> torch.Tensor:
-    """The view's elements as a tensor (a torch view, or a flipped copy for negative strides)."""
-    if view is None:
-        return base
+def _positive(base: torch.Tensor, view: View) -> tuple[torch.Tensor, list[int] | None]:
+    """The view's elements with positive strides, and the dimensions to flip (None: none)."""
     offset = view.offset
-    flips = None
     strides = view.strides
+    flips = None
     if any(s < 0 for s in strides):
         flips = [i for i, s in enumerate(strides) if s < 0]
         for i in flips:
             offset += (view.shape[i] - 1) * strides[i]
         strides = tuple(abs(s) for s in strides)
-    t = base.as_strided(view.shape, strides, base.storage_offset() + offset)
+    return base.as_strided(view.shape, strides, base.storage_offset() + offset), flips
+
+
+def read(base: torch.Tensor, view: View | None) -> torch.Tensor:
+    """The view's elements as a tensor (a torch view, or a flipped copy for negative strides)."""
+    if view is None:
+        return base
+    t, flips = _positive(base, view)
     return _flip(t, flips) if flips else t
 
 
@@ -169,15 +174,7 @@ def write(base: torch.Tensor, view: View | None, value: torch.Tensor) -> None:
     if view is None:
         base.copy_(value)
         return
-    offset = view.offset
-    strides = view.strides
-    flips = None
-    if any(s < 0 for s in strides):
-        flips = [i for i, s in enumerate(strides) if s < 0]
-        for i in flips:
-            offset += (view.shape[i] - 1) * strides[i]
-        strides = tuple(abs(s) for s in strides)
-    target = base.as_strided(view.shape, strides, base.storage_offset() + offset)
+    target, flips = _positive(base, view)
     if flips:
         value = _flip(torch.broadcast_to(value, view.shape), flips)
     target.copy_(value)
