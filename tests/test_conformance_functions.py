@@ -304,3 +304,28 @@ def test_data_type_functions_and_namespace() -> None:
     x = ap.asarray([[1.0, 2.0]], dtype="float64")
     assert ap.astype(x, "int32").dtype == ap.int32 and ap.astype(x, "float64", copy=False) is x
     assert ap.from_dlpack(x).tolist() == [[1.0, 2.0]]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_clip_astype_and_indexing(data: Any) -> None:
+    x = data.draw(arrays("real numeric", shape=data.draw(xps.array_shapes(min_dims=1, max_dims=3, max_side=4))))
+    lo = data.draw(st.none() | st.integers(-5, 0))
+    hi = data.draw(st.none() | st.integers(1, 5))
+    if xp.isdtype(x.dtype, "unsigned integer") and lo is not None:
+        lo = 0
+    assert_same(ap.clip(to_ap(x), lo, hi), xp.clip(x, lo, hi), what="clip")
+    target = data.draw(st.sampled_from(["int8", "int32", "uint8", "float32", "float64", "bool", "complex64"]))
+    if not xp.isdtype(x.dtype, "bool") or target != "complex64":
+        assume(not (xp.isdtype(x.dtype, "real floating") and target in ("int8", "int32", "uint8")))  # UB in C
+        assert_same(ap.astype(to_ap(x), target), xp.astype(x, getattr(xp, target)), what="astype")
+    index = data.draw(xps.indices(x.shape, allow_newaxis=True, allow_ellipsis=True), label="index")
+    a = to_ap(x)
+    assert_same(a[index], x[index], what="getitem")
+    put = data.draw(xps.indices(x.shape, allow_newaxis=False, allow_ellipsis=True), label="assignment index")
+    value = data.draw(arrays(dtype=x.dtype, shape=x[put].shape), label="value")
+    x[put] = value
+    a[put] = to_ap(value)
+    assert_same(a, x, what="setitem")
+    mask = data.draw(arrays("boolean", shape=x.shape), label="mask")
+    assert_same(a[to_ap(mask)], x[mask], what="boolean index")
