@@ -285,7 +285,8 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev,
+                  storages[0] if entry.nout == 1 else None)  # fmt: skip
     push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
@@ -363,8 +364,14 @@ def _runner(
     cuda_lane: str | None,
     target: NDArray | None = None,
     device: Device | None = None,
+    out: _views.Storage | None = None,
 ) -> Callable[[], None]:
-    """The engine op: read the inputs, cast, run the kernel, store."""
+    """The engine op: read the inputs, cast, run the kernel, store.
+
+    ``out`` is the result's storage when there is one result: an elementwise
+    kernel taking a Python number (``OpDef.scalars``) on a whole (contiguous)
+    array returns a fresh contiguous tensor, so it is stored without the checks.
+    """
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
@@ -373,6 +380,17 @@ def _runner(
         kd = kernel_dtypes[0]
 
         storage, view = a._storage, a._view
+        if out is not None and view is None and not static:
+            out_t = out.dtype.torch
+
+            def run_whole() -> None:  # the hottest case, x + 1 on a whole array: a fresh, contiguous result
+                t = storage.tensor
+                if t.dtype is not kd:
+                    t = t.to(kd)
+                r = kernel(t, scalar)
+                out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+            return run_whole
 
         def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
             t = storage.tensor if view is None else value_of(a)
