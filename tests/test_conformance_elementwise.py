@@ -104,7 +104,8 @@ def test_operators_with_python_scalars_both_sides(method: str, data: Any) -> Non
         scalar = data.draw(st.integers(max(info.min, -100), min(info.max, 100)))
     else:
         bound = 4 if method == "__pow__" else 100  # complex powers round differently between libms
-        scalar = data.draw(st.floats(-bound, bound, width=32))
+        # no tiny magnitudes: results below float32's normal range depend on the CPU's flush-to-zero mode
+        scalar = data.draw(st.floats(-bound, bound, width=32).filter(lambda v: v == 0 or abs(v) > 1e-30))
     assume(not (method in ("__floordiv__", "__mod__") and scalar == 0))
     rtol = 1e-3 if method == "__pow__" and xp.isdtype(x.dtype, "complex floating") else None
     theirs = getattr(x, method)(scalar)

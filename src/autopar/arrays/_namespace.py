@@ -83,6 +83,7 @@ from autopar.arrays._products import (  # noqa: F401
     vecdot,
 )
 from autopar.arrays._numpy import *  # noqa: F401,F403 - NumPy's names beyond the standard
+from autopar.arrays._numpy_shapes import *  # noqa: F401,F403
 from autopar.arrays._numpy import divmod_ as divmod  # noqa: A001
 from autopar.arrays._random import rand, randn  # noqa: F401
 from autopar.arrays._reductions import (  # noqa: F401
