@@ -164,3 +164,11 @@ def test_random_seed_replaces_a_failed_generator() -> None:
     finally:  # never leave a failed generator to the tests after this one
         with _random._lock:
             _random._generators.pop("cpu:0", None)
+
+
+def test_to_the_same_device_waits_and_raises_a_stored_failure() -> None:
+    """SPEC §2/§4.3 (issue 7, defect 15): no copy is needed, but non_blocking=False still waits and raises."""
+    bad = ap.call(explode, ap.ones(2), shape=(2,))
+    with pytest.raises(Broken):
+        bad.to(ap.cpu(0), non_blocking=False)
+    assert bad.to(ap.cpu(0), non_blocking=True) is bad  # returns at once, raising nothing

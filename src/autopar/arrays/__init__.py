@@ -6,11 +6,13 @@ Layout (each module one idea; see each module's design note):
 |---------------------|------------------------------------------------------------------------|
 | ``_table.py``       | ``OpDef`` and ``TABLE``: every op defined once                          |
 | ``_dispatch.py``    | the one path: validate -> infer -> allocate -> push                     |
-| ``_infer.py``       | result shapes from torch meta tensors, cached                           |
+| ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
+| ``_infer.py``       | result shapes from torch meta tensors                                   |
 | ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
 | ``_array.py``       | the ``NDArray`` class and its operators; ``_methods.py`` its methods     |
 | ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py`` | op families: table entries and the functions that call them |
+| ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |
