@@ -144,3 +144,12 @@ def test_12_errors_name_the_right_fix() -> None:
     with pytest.raises(ValueError, match=r"the truth value of an array of shape \(2,\) is ambiguous; use x.any\(\)"):
         bool(ap.ones(2))
     assert ap.ones(2).any().item() is True  # the method the message names exists
+
+
+def test_elementwise_ops_on_a_non_contiguous_torch_tensor_store_contiguous_results() -> None:
+    """The fast store path trusts contiguous inputs only (mutation caught: dropping the
+    Storage.contiguous guard leaves a transposed result whose views read wrong elements)."""
+    t = torch.arange(6.0).reshape(2, 3).T
+    b = ap.from_torch(t) + 1
+    want = t.numpy() + 1
+    assert b.tolist() == want.tolist() and b[0].tolist() == want[0].tolist() and b.T[1].tolist() == want.T[1].tolist()

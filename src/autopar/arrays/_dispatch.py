@@ -262,22 +262,25 @@ def _runner(
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
-    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
+    if out is not None and entry.scalars and len(args) == 2 and not static and not cuda_lane:
         a, scalar = args
-        kd = kernel_dtypes[0]
-
-        storage, view = a._storage, a._view
-        if out is not None and view is None and not static:
+        if type(a) is NDArray and a._view is None and a._storage.contiguous and type(scalar) in _SCALARS:
+            storage = a._storage
+            kd = kernel_dtypes[0]
             out_t = out.dtype.torch
 
             def run_whole() -> None:  # the hottest case, x + 1 on a whole array: a fresh, contiguous result
-                t = storage.tensor
+                t: Any = storage.tensor
                 if t.dtype is not kd:
                     t = t.to(kd)
                 r = kernel(t, scalar)
                 out.tensor = r if r.dtype is out_t else r.to(out_t)
 
             return run_whole
+    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
+        a, scalar = args
+        kd = kernel_dtypes[0]
+        storage, view = a._storage, a._view
 
         def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
             t = storage.tensor if view is None else value_of(a)

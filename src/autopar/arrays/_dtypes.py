@@ -78,8 +78,8 @@ class DType:
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
-    def __hash__(self) -> int:
-        return hash(self.name)
+    # One object per dtype: identity hashing (in C, it is hashed on every op's plan lookup).
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"autopar.{self.name}"

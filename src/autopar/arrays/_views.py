@@ -58,7 +58,7 @@ class Storage:
     tensor was given (``from_torch``).
     """
 
-    __slots__ = ("var", "tensor", "lane", "shape", "dtype", "device", "_strides")
+    __slots__ = ("var", "tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
 
     def __init__(
         self,
@@ -77,6 +77,7 @@ class Storage:
         self.dtype = dtype
         self.device = device  # an autopar Device
         self._strides: Shape | None = None if tensor is None else tuple(tensor.stride())
+        self.contiguous = tensor is None or tensor.is_contiguous()  # ops store contiguous tensors
 
     @property
     def strides(self) -> Shape:
