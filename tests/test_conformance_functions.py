@@ -329,3 +329,27 @@ def test_clip_astype_and_indexing(data: Any) -> None:
     assert_same(a, x, what="setitem")
     mask = data.draw(arrays("boolean", shape=x.shape), label="mask")
     assert_same(a[to_ap(mask)], x[mask], what="boolean index")
+
+
+@SETTINGS
+@given(data=st.data())
+def test_linalg_extension_on_complex_matrices(data: Any) -> None:
+    n = data.draw(st.integers(1, 4))
+    small = st.complex_numbers(max_magnitude=0.5, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    noise = data.draw(xps.arrays(xp.complex128, (n, n), elements=small))
+    a = noise + n * xp.eye(n, dtype=xp.complex128)
+    herm = noise @ xp.conj(xp.matrix_transpose(noise)) + n * xp.eye(n, dtype=xp.complex128)
+    b = data.draw(xps.arrays(xp.complex128, (n, 2), elements=small))
+    A, H = to_ap(a), to_ap(herm)
+    for name, ours, theirs in (
+        ("det", ap.linalg.det(A), xp.linalg.det(a)),
+        ("inv", ap.linalg.inv(A), xp.linalg.inv(a)),
+        ("solve", ap.linalg.solve(A, to_ap(b)), xp.linalg.solve(a, b)),
+        ("cholesky", ap.linalg.cholesky(H), xp.linalg.cholesky(herm)),
+        ("eigvalsh", ap.linalg.eigvalsh(H), xp.linalg.eigvalsh(herm)),
+        ("svdvals", ap.linalg.svdvals(A), xp.linalg.svdvals(a)),
+        ("vector_norm", ap.linalg.vector_norm(A), xp.linalg.vector_norm(a)),
+        ("matmul", A @ A, a @ a),
+        ("vecdot", ap.vecdot(A, A), xp.vecdot(a, a)),
+    ):
+        assert_same(ours, theirs, 1e-8, name)
