@@ -120,6 +120,11 @@ def bind(
     and updates besides its operands (a random generator's).
     """
     p = plan(entry, args, static)
+    if p.array_and_number and device is None and out_device is None and not state and inline is None:
+        first = args[0]
+        source = first._storage
+        if first._view is None and source.contiguous and first.device.kind != "cuda":
+            return _array_and_number(entry, p, first, args[1], name)
     idx = p.arrays
     if len(idx) == 1:
         first = args[idx[0]]
@@ -172,14 +177,34 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev,
-                  storages[0] if entry.nout == 1 else None)  # fmt: skip
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev)
     push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
         for r in results if type(results) is tuple else (results,):
             r._settle()
     return results
+
+
+def _array_and_number(entry: OpDef, p: Any, first: NDArray, number: Any, name: str | None) -> NDArray:
+    """``bind`` for the hottest case, ``x + 1`` on a whole, contiguous CPU array.
+
+    The same four steps with nothing to decide: an elementwise kernel taking a
+    Python number returns a fresh contiguous tensor, stored as it is.
+    """
+    result = _array.make(p.out_shapes[0], p.out_dtypes[0], first.device)
+    source, out = first._storage, result._storage
+    kernel, kd, out_t = entry.kernel, p.kernel_dtypes[0], out.dtype.torch
+
+    def run() -> None:
+        t: Any = source.tensor
+        if t.dtype is not kd:
+            t = t.to(kd)
+        r = kernel(t, number)
+        out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+    push(run, (source.var,), (out.var,), first.device, name or entry.name, "compute", p.small)
+    return result
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
@@ -251,32 +276,11 @@ def _runner(
     cuda_lane: str | None,
     target: NDArray | None = None,
     device: Device | None = None,
-    out: _views.Storage | None = None,
 ) -> Callable[[], None]:
-    """The engine op: read the inputs, cast, run the kernel, store.
-
-    ``out`` is the result's storage when there is one result: an elementwise
-    kernel taking a Python number (``OpDef.scalars``) on a whole (contiguous)
-    array returns a fresh contiguous tensor, so it is stored without the checks.
-    """
+    """The engine op: read the inputs, cast, run the kernel, store."""
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
-    if out is not None and entry.scalars and len(args) == 2 and not static and not cuda_lane:
-        a, scalar = args
-        if type(a) is NDArray and a._view is None and a._storage.contiguous and type(scalar) in _SCALARS:
-            storage = a._storage
-            kd = kernel_dtypes[0]
-            out_t = out.dtype.torch
-
-            def run_whole() -> None:  # the hottest case, x + 1 on a whole array: a fresh, contiguous result
-                t: Any = storage.tensor
-                if t.dtype is not kd:
-                    t = t.to(kd)
-                r = kernel(t, scalar)
-                out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-            return run_whole
     if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
         a, scalar = args
         kd = kernel_dtypes[0]

@@ -30,7 +30,8 @@ Shape = tuple[int, ...]
 class Plan:
     """What step 2 found for one signature of one op (cached)."""
 
-    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars", "arrays")
+    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars", "arrays",
+                 "array_and_number")  # fmt: skip
 
     def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
         op = entry.name
@@ -79,6 +80,10 @@ class Plan:
         else:
             self.out_shapes = _infer.shapes(entry, self.in_shapes, kernel, static)
         self.small = entry.work(self.in_shapes, self.out_shapes, static) <= TINY_WORK
+        # x + 1: one array, then a number the kernel takes as is, one result (bind's fast path)
+        self.array_and_number = (
+            len(args) == 2 and self.arrays == (0,) and entry.scalars and entry.nout == 1 and not static
+        )
 
 
 _plans: dict[Any, Plan] = {}
