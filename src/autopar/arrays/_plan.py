@@ -91,6 +91,14 @@ _plans_lock = threading.Lock()
 MAX_PLANS = 65_536
 
 
+def _remember(key: Any, found: Plan) -> Plan:
+    with _plans_lock:
+        if len(_plans) >= MAX_PLANS:
+            _plans.clear()
+        _plans[key] = found
+    return found
+
+
 def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None = None) -> Plan:
     """The cached :class:`Plan` for this call's signature (step 2)."""
     if len(args) == 2 and not static and like is None:  # the hot case, x + y and x + 1: no list
@@ -103,12 +111,7 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
                 if hit.int_scalars:
                     _dtypes.scalar_dtype(entry.name, hit.in_dtypes[1], b)  # OverflowError when it does not fit
                 return hit
-            found = Plan(entry, args, static, like)
-            with _plans_lock:
-                if len(_plans) >= MAX_PLANS:
-                    _plans.clear()
-                _plans[k2] = found
-            return found
+            return _remember(k2, Plan(entry, args, static, like))
     key: list[Any] = [entry, like]
     for a in args:
         t = type(a)
@@ -130,12 +133,7 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
     except TypeError:  # an unhashable static parameter (a list): plan without caching
         return Plan(entry, args, static, like)
     if cached is None:
-        found = Plan(entry, args, static, like)
-        with _plans_lock:
-            if len(_plans) >= MAX_PLANS:
-                _plans.clear()
-            _plans[k] = found
-        return found
+        return _remember(k, Plan(entry, args, static, like))
     for i in cached.int_scalars:
         _dtypes.scalar_dtype(entry.name, cached.in_dtypes[i], args[i])  # OverflowError when it does not fit
     return cached
