@@ -33,7 +33,7 @@ def _kernel(*tensors: torch.Tensor, fn: Callable[..., Any], shape: tuple[int, ..
 
 
 define("call", _kernel, fixed(lambda d, s: (s["dtype"],)), shape=lambda op, sh, s: (s["shape"],),
-       differentiable=False, compute=False)  # fmt: skip
+       differentiable=False, kernel_dtype="exact")  # fmt: skip
 
 
 def call(

@@ -47,7 +47,7 @@ def _move(t: torch.Tensor, target: str) -> torch.Tensor:
     return torch.empty(t.shape, dtype=t.dtype, device=target).copy_(t, non_blocking=True)
 
 
-define("copy", _move, same(), shape=lambda op, shapes, s: shapes, compute=False)
+define("copy", _move, same(), shape=lambda op, shapes, s: shapes, kernel_dtype="bits")
 
 
 def copy_to_device(src: NDArray, dst: Device) -> NDArray:

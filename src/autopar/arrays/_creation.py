@@ -75,7 +75,7 @@ define("empty", _empty, fixed(_dtype_of), shape=_static_shape, differentiable=Fa
 define("arange", _arange, fixed(_dtype_of), shape=_static_shape, differentiable=False)
 define("linspace", _linspace, fixed(_dtype_of), shape=_static_shape, differentiable=False)
 define("eye", _eye, fixed(_dtype_of), shape=_static_shape, differentiable=False)
-define("astype", _as_is, fixed(_dtype_of), shape=lambda op, shapes, s: shapes, compute=False)
+define("astype", _as_is, fixed(_dtype_of), shape=lambda op, shapes, s: shapes, kernel_dtype="exact")
 define("tril", lambda t, k: torch.tril(t, k), same())
 define("triu", lambda t, k: torch.triu(t, k), same())
 

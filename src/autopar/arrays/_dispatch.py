@@ -121,10 +121,12 @@ def bind(
     """
     p = plan(entry, args, static)
     if p.array_and_number and device is None and out_device is None and not state and inline is None:
-        first = args[0]
-        source = first._storage
-        if first._view is None and source.contiguous and first.device.kind != "cuda":
-            return _array_and_number(entry, p, first, args[1], name)
+        first, second = args
+        if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and (
+            type(second) is not _array.NDArray
+            or second._view is None and second._storage.contiguous and second.device is first.device
+        ):
+            return _array_and_number(entry, p, first, second, name)
     idx = p.arrays
     if len(idx) == 1:
         first = args[idx[0]]
@@ -186,21 +188,37 @@ def bind(
     return results
 
 
-def _array_and_number(entry: OpDef, p: Any, first: NDArray, number: Any, name: str | None) -> NDArray:
-    """``bind`` for the hottest case, ``x + 1`` on a whole, contiguous CPU array.
+def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: str | None) -> NDArray:
+    """``bind`` for the hottest cases, ``x + 1`` and ``x + y`` on whole, contiguous CPU arrays.
 
-    The same four steps with nothing to decide: an elementwise kernel taking a
-    Python number returns a fresh contiguous tensor, stored as it is.
+    The same four steps with nothing to decide: an elementwise kernel that
+    takes a Python number (``OpDef.scalars``) returns a fresh contiguous
+    tensor for contiguous inputs, stored as it is.
     """
     result = _array.make(p.out_shapes[0], p.out_dtypes[0], first.device)
     source, out = first._storage, result._storage
     kernel, kd, out_t = entry.kernel, p.kernel_dtypes[0], out.dtype.torch
+    if type(second) is _array.NDArray:
+        other, kd2 = second._storage, p.kernel_dtypes[1]
+
+        def run_pair() -> None:
+            t: Any = source.tensor
+            u: Any = other.tensor
+            if t.dtype is not kd:
+                t = t.to(kd)
+            if u.dtype is not kd2:
+                u = u.to(kd2)
+            r = kernel(t, u)
+            out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+        push(run_pair, (source.var, other.var), (out.var,), first.device, name or entry.name, "compute", p.small)
+        return result
 
     def run() -> None:
         t: Any = source.tensor
         if t.dtype is not kd:
             t = t.to(kd)
-        r = kernel(t, number)
+        r = kernel(t, second)
         out.tensor = r if r.dtype is out_t else r.to(out_t)
 
     push(run, (source.var,), (out.var,), first.device, name or entry.name, "compute", p.small)

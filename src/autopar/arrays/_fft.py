@@ -67,8 +67,8 @@ def _many(fn: Any) -> Any:
 
 for _name, (_fn, _result, _category) in _TRANSFORMS.items():
     define(f"fft.{_name}", (_many if _name.endswith("n") else _one)(_fn), _rule(_result, _category))
-define("fft.fftshift", lambda t, axes: torch.fft.fftshift(t, dim=axes), _rule("same", "numeric"), compute=False)
-define("fft.ifftshift", lambda t, axes: torch.fft.ifftshift(t, dim=axes), _rule("same", "numeric"), compute=False)
+define("fft.fftshift", lambda t, axes: torch.fft.fftshift(t, dim=axes), _rule("same", "numeric"), kernel_dtype="bits")
+define("fft.ifftshift", lambda t, axes: torch.fft.ifftshift(t, dim=axes), _rule("same", "numeric"), kernel_dtype="bits")
 define("fft.fftfreq", lambda n, d, dtype, device: torch.fft.fftfreq(n, d, dtype=dtype.torch, device=device),
        fixed(lambda d, s: (s["dtype"],)), shape=lambda op, sh, s: ((s["n"],),), differentiable=False)  # fmt: skip
 define("fft.rfftfreq", lambda n, d, dtype, device: torch.fft.rfftfreq(n, d, dtype=dtype.torch, device=device),

@@ -23,7 +23,7 @@ from autopar.arrays._searching import where as _where
 from autopar.arrays._table import TABLE, define, same
 
 
-define("rot90", lambda t, k, axes: torch.rot90(t, k, list(axes)), same(), compute=False)
+define("rot90", lambda t, k, axes: torch.rot90(t, k, list(axes)), same(), kernel_dtype="bits")
 
 
 def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
@@ -303,7 +303,7 @@ def asanyarray(a: Any, dtype: Any = None) -> Any:
 ascontiguousarray = asanyarray
 
 
-define("pad", lambda t, widths, value: torch.nn.functional.pad(t, widths, value=value), same(), compute=False)
+define("pad", lambda t, widths, value: torch.nn.functional.pad(t, widths, value=value), same(), kernel_dtype="bits")
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:

@@ -64,7 +64,7 @@ class Plan:
             order = _KIND_ORDER[weak.kind]
             dtypes = [weak if _KIND_ORDER[d.kind] < order else d for d in dtypes]
         outs, casts = entry.dtype(op, tuple(dtypes), static)
-        field = "compute" if entry.compute else "moves"
+        field = {"compute": "compute", "bits": "moves", "exact": "torch"}[entry.kernel_dtype]
         if casts is None:
             kernel = tuple(getattr(d, field) for d in dtypes)
         else:
@@ -80,9 +80,9 @@ class Plan:
         else:
             self.out_shapes = _infer.shapes(entry, self.in_shapes, kernel, static)
         self.small = entry.work(self.in_shapes, self.out_shapes, static) <= TINY_WORK
-        # x + 1: one array, then a number the kernel takes as is, one result (bind's fast path)
+        # x + 1, x + y: an elementwise kernel that takes an array, then a number or an array (bind's fast path)
         self.array_and_number = (
-            len(args) == 2 and self.arrays == (0,) and entry.scalars and entry.nout == 1 and not static
+            len(args) == 2 and self.arrays[:1] == (0,) and entry.scalars and entry.nout == 1 and not static
         )
 
 

@@ -97,7 +97,7 @@ def _choice_kernel(t: torch.Tensor, shape: tuple[int, ...], device: str, replace
 define("random", _draw_kernel, fixed(lambda d, s: (s["dtype"],)), shape=lambda op, sh, s: (s["shape"],),
        differentiable=False)  # fmt: skip
 define("random.choice", _choice_kernel, fixed(lambda d, s: (d[0],)), shape=lambda op, sh, s: (s["shape"],),
-       differentiable=False, compute=False)  # fmt: skip
+       differentiable=False, kernel_dtype="bits")  # fmt: skip
 
 
 def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, a: Any, b: Any) -> NDArray:

@@ -42,10 +42,12 @@ An op is an :class:`OpDef` in ``TABLE``, registered once by name (JAX's
 ``data_dependent``
     The output shape depends on values (``nonzero``, ``unique_*``, boolean
     masks): the dispatcher pushes the op, waits for it, then reads the shape.
-``compute``
-    ``False`` for ops that only move data (copies, indexing, joins): their
-    inputs reach the kernel in their own dtype, not the computation dtype
-    (``uint32`` stays ``uint32`` instead of going through ``int64``).
+``kernel_dtype``
+    How inputs reach the kernel: ``"compute"`` in the dtype torch computes
+    in (``uint16``/``uint32``/``uint64`` as ``int64``, which torch has
+    kernels for); ``"bits"`` as the signed type of the same size, the same
+    bits, for ops that only move data (copies, flips, shifts of position);
+    ``"exact"`` in their own dtype (conversions, the user's own functions).
 ``scalars``
     The kernel takes a Python number in place of any tensor operand after the
     first (``torch.add(t, 1)``); otherwise numbers reach it as 0-d CPU
@@ -97,7 +99,7 @@ class OpDef:
     vjp: Callable[..., Any] | None = None
     data_dependent: bool = False
     scalars: bool = False
-    compute: bool = True
+    kernel_dtype: str = "compute"
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
