@@ -97,3 +97,78 @@ def test_synchronize_raises_an_unobserved_array_failure() -> None:
     with pytest.raises(Broken):
         ap.synchronize()
     ap.synchronize()
+
+
+# SPEC §4.2 (amended): an overwrite runs on a failed array and clears the failure; a partial
+# update reads what it keeps and still fails.
+
+
+def test_a_failed_array_is_replaced_by_a_whole_assignment_or_copyto() -> None:
+    bad = ap.call(explode, ap.ones(3), shape=(3,))
+    bad[...] = 2.0
+    assert bad.tolist() == [2.0, 2.0, 2.0]
+    other = ap.call(explode, ap.ones(3), shape=(3,))
+    ap.arange(3.0).copyto(other)
+    assert other.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_partial_update_of_a_failed_array_still_fails() -> None:
+    bad = ap.call(explode, ap.ones(3), shape=(3,))
+    bad[0] = 5.0  # reads the elements it keeps
+    with pytest.raises(Broken):
+        bad.numpy()
+    bad += 1
+    with pytest.raises(Broken):
+        bad.numpy()
+
+
+def test_whole_writes_are_overwrites_and_partial_writes_read_the_target() -> None:
+    """What the array layer declares to the engine (the mutation caught: a whole write
+    listing its target among the reads, or a partial one not listing it)."""
+    from autopar.arrays import _dispatch
+
+    seen: list[tuple[int, int]] = []
+    real = _dispatch.push
+
+    def spy(fn, reads, writes, device, name, lane="compute", inline=False):  # type: ignore[no-untyped-def]
+        if any(v is target_var for v in writes):
+            seen.append((sum(v is target_var for v in reads), sum(v is target_var for v in writes)))
+        real(fn, reads, writes, device, name, lane, inline)
+
+    x = ap.zeros(4)
+    target_var = x._storage.var
+    _dispatch.push = spy
+    try:
+        x[...] = 1.0
+        x[:] = ap.ones(4)
+        ap.arange(4.0).copyto(x)
+        x[1] = 3.0
+        x[::2] = 0.0
+        x += 1
+    finally:
+        _dispatch.push = real
+    assert seen == [(0, 1), (0, 1), (0, 1), (1, 1), (1, 1), (1, 1)]
+    assert x.tolist() == [1.0, 4.0, 1.0, 4.0]
+
+
+def test_random_seed_replaces_a_failed_generator() -> None:
+    from autopar.arrays import _random
+
+    var, _ = _random._generator(ap.cpu(0))
+    ap.engine.push(lambda: explode(None), writes=[var], name="broken draw")
+    try:
+        with pytest.raises(Broken):
+            ap.random.uniform(size=2).numpy()
+        ap.random.seed(3)
+        assert ap.random.uniform(size=2).numpy().max() < 1.0
+    finally:  # never leave a failed generator to the tests after this one
+        with _random._lock:
+            _random._generators.pop("cpu:0", None)
+
+
+def test_to_the_same_device_waits_and_raises_a_stored_failure() -> None:
+    """SPEC §2/§4.3 (issue 7, defect 15): no copy is needed, but non_blocking=False still waits and raises."""
+    bad = ap.call(explode, ap.ones(2), shape=(2,))
+    with pytest.raises(Broken):
+        bad.to(ap.cpu(0), non_blocking=False)
+    assert bad.to(ap.cpu(0), non_blocking=True) is bad  # returns at once, raising nothing

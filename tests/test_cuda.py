@@ -117,3 +117,53 @@ def test_synchronize_and_failures_on_the_gpu() -> None:
     with pytest.raises(RuntimeError, match="gpu kaput"):
         bad.numpy()
     assert (a + 1).tolist() == [2.0] * 4
+
+
+# -- the array layer on a GPU (issue 7's array items) ------------------------------------------
+
+
+def test_asarray_of_host_data_to_a_gpu_is_a_snapshot_at_the_call() -> None:
+    buf = np.ones(1 << 20, dtype=np.float32)
+    a = ap.asarray(buf, device=ap.gpu(0))
+    buf[:] = 5.0  # the upload may not have run yet: it must not see this
+    assert float(a.sum().item()) == float(1 << 20)
+
+
+def test_reflected_scalars_and_host_indexes_need_no_sync() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = ap.asarray(x, device=ap.gpu(0))
+    np.testing.assert_allclose((1.0 - a).numpy(), 1.0 - x)
+    np.testing.assert_allclose(ap.maximum(a, 3).numpy(), np.maximum(x, 3))
+    np.testing.assert_allclose(a[[0, 2], [1, 3]].numpy(), x[[0, 2], [1, 3]])
+    a[[0, 2]] = -1.0
+    x[[0, 2]] = -1.0
+    np.testing.assert_allclose(a.numpy(), x)
+    np.testing.assert_allclose(a[::-1, 1].numpy(), x[::-1, 1])
+
+
+def test_from_torch_and_torch_share_memory_across_streams() -> None:
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.ones(2048, 2048, device="cuda") @ torch.ones(2048, 2048, device="cuda")  # on the user's stream
+        a = ap.from_torch(t)
+    del t  # autopar's streams still read it: record_stream keeps the allocator from reusing it
+    b = (a / 2048.0).sum()
+    assert b.item() == pytest.approx(2048.0 * 2048.0, rel=1e-3)
+    out = (a * 2).torch()  # memory of autopar's compute stream, handed to the caller's stream
+    assert float(out[0, 0]) == pytest.approx(4096.0)
+
+
+def test_to_the_same_gpu_blocks_and_raises_a_stored_failure() -> None:
+    a = ap.ones(4, device=ap.gpu(0))
+    bad = ap.call(lambda t: (_ for _ in ()).throw(RuntimeError("gpu op failed")), a, shape=(4,))
+    with pytest.raises(RuntimeError, match="gpu op failed"):
+        bad.to(ap.gpu(0), non_blocking=False)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_copies_between_two_gpus() -> None:
+    x = ap.arange(1 << 16, dtype="float32", device=ap.gpu(0))
+    y = x.copyto(ap.gpu(1)) * 2
+    z = ap.zeros(1 << 16, device=ap.gpu(0))
+    y.copyto(z)
+    assert float(z[-1].item()) == 2.0 * ((1 << 16) - 1) and y.device == ap.gpu(1)

@@ -14,53 +14,41 @@ from typing import Any
 
 from autopar import engine
 from autopar._timing import Benchmark
-from autopar.devices import Device, cpu, cuda, gpu, num_gpus, try_all_gpus, try_gpu
+from autopar.devices import Device, cpu, gpu, num_gpus, try_all_gpus, try_gpu
+from autopar.devices import cuda as _cuda_device
 from autopar.engine import set_cpu_devices, synchronize, waitall
+from autopar.arrays import __all__ as _array_names
 from autopar.errors import AutoparError, BlockingCallError, DeviceError, NodeLostError
 
 __version__ = "0.1.0"
 
-# Names served by the array layer, imported (with torch) on first use.
-_ARRAY_NAMES = frozenset(
-    {
-        "NDArray",
-        "arange",
-        "array",
-        "asarray",
-        "call",
-        "dot",
-        "exp",
-        "from_torch",
-        "full",
-        "log",
-        "matmul",
-        "max",
-        "maximum",
-        "mean",
-        "min",
-        "minimum",
-        "mm",
-        "ones",
-        "rand",
-        "randn",
-        "random",
-        "reshape",
-        "sqrt",
-        "sum",
-        "tanh",
-        "transpose",
-        "zeros",
-        "zeros_like",
-        "ones_like",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "int32",
-        "int64",
-        "bool_",
-    }
-)
+# Names served by the array layer (autopar/arrays), imported (with torch) on first use.
+_ARRAY_NAMES = frozenset(_array_names)
+
+
+
+class _Cuda:
+    """``autopar.cuda(i)`` is ``gpu(i)``; the PyTorch spellings ``autopar.cuda.synchronize()``,
+    ``is_available()`` and ``device_count()`` are here too."""
+
+    def __call__(self, i: int = 0) -> Device:
+        return _cuda_device(i)
+
+    def synchronize(self, device: Any = None) -> None:
+        """Block until all work on ``device`` (every device if None) has finished (``autopar.synchronize``)."""
+        synchronize(device)
+
+    def is_available(self) -> bool:
+        return num_gpus() > 0
+
+    def device_count(self) -> int:
+        return num_gpus()
+
+    def __repr__(self) -> str:
+        return "autopar.cuda"
+
+
+cuda = _Cuda()
 
 __all__ = sorted(
     {
@@ -88,9 +76,9 @@ __all__ = sorted(
 
 def __getattr__(name: str) -> Any:
     if name in _ARRAY_NAMES:
-        from autopar import ndarray
+        from autopar.arrays import _namespace
 
-        value = getattr(ndarray, name)
+        value = getattr(_namespace, name)
         globals()[name] = value
         return value
     if name == "profile":

@@ -1,25 +1,30 @@
-"""Moving data between devices, on the engine's copy lanes.
+"""Moving data between devices, on the engine's copy lanes (table entry ``copy``).
 
 | from -> to     | lane                       | how                                             |
 |----------------|----------------------------|-------------------------------------------------|
 | cpu -> cpu     | destination's ``copy``     | a one-thread copy on the copy worker            |
 | cpu -> cuda    | destination's ``copy_h2d`` | pin (on the copy worker), then async copy       |
 | cuda -> cpu    | source's ``copy_d2h``      | async copy into pinned host memory              |
-| cuda -> cuda   | destination's ``copy_h2d`` | async peer copy                                 |
+| cuda -> cuda   | destination's ``copy_h2d`` | async peer copy on the destination's stream     |
 
 Because copies run on copy lanes, copying result *i* overlaps computing result
 *i+1* on the compute lane. A device-to-host copy is complete only when its
-event is: the engine's event logic makes every reader wait for it.
+event is: the engine's event logic makes every reader wait for it. A copy
+between two GPUs runs on the destination's lane stream with the source
+device current for nothing: the kernel names both devices, and the
+dispatcher records the source's memory on the copying stream whenever the
+storage was allocated by another lane or by the user (``Storage.lane``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from autopar.ndarray._core import NDArray, launch, launch_inplace, make
+from autopar.arrays._array import NDArray, as_device
+from autopar.arrays._dispatch import bind, bind_into
+from autopar.arrays._table import TABLE, define, same
 from autopar.devices import COPY, COPY_D2H, COPY_H2D, Device
 
 
@@ -31,30 +36,26 @@ def _route(src: Device, dst: Device) -> tuple[Device, str]:
     return dst, COPY
 
 
-def _copy_kernel(dst: Device, shape: tuple[int, ...], dtype: torch.dtype) -> Callable[[torch.Tensor], torch.Tensor]:
-    if dst.kind == "cpu":
+def _move(t: torch.Tensor, target: str) -> torch.Tensor:
+    if target == "cpu":
+        if t.is_cuda:
+            out = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+            return out.copy_(t, non_blocking=True)
+        return t.clone()
+    if not t.is_cuda and not t.is_pinned():
+        t = t.pin_memory()
+    return torch.empty(t.shape, dtype=t.dtype, device=target).copy_(t, non_blocking=True)
 
-        def to_host(t: torch.Tensor) -> torch.Tensor:
-            if t.is_cuda:
-                out = torch.empty(shape, dtype=dtype, pin_memory=True)
-                return out.copy_(t, non_blocking=True)
-            return t.clone()
 
-        return to_host
-    target = f"cuda:{dst.index}"
-
-    def to_cuda(t: torch.Tensor) -> torch.Tensor:
-        if not t.is_cuda and not t.is_pinned():
-            t = t.pin_memory()
-        return torch.empty(shape, dtype=dtype, device=target).copy_(t, non_blocking=True)
-
-    return to_cuda
+define("copy", _move, same(), shape=lambda op, shapes, s: shapes, kernel_dtype="bits")
 
 
 def copy_to_device(src: NDArray, dst: Device) -> NDArray:
     lane_device, lane = _route(src.device, dst)
-    out = make(src.shape, src._tdtype, dst)
-    return launch("copyto", _copy_kernel(dst, src.shape, src._tdtype), out, (src,), lane=lane, device=lane_device)
+    target = "cpu" if dst.kind == "cpu" else f"cuda:{dst.index}"
+    out: NDArray = bind(TABLE["copy"], (src,), {"target": target}, device=lane_device, lane=lane,
+                        out_device=dst, inline=False, name="copyto")  # fmt: skip
+    return out
 
 
 def copy_into(src: NDArray, target: NDArray) -> NDArray:
@@ -66,12 +67,7 @@ def copy_into(src: NDArray, target: NDArray) -> NDArray:
     if target is src or (target._storage is src._storage and target._view is src._view):
         return target
     lane_device, lane = _route(src.device, target.device)
-    non_blocking = src.device.kind == "cuda" or target.device.kind == "cuda"
-
-    def write(t: torch.Tensor, s: torch.Tensor) -> None:
-        t.copy_(s, non_blocking=non_blocking)
-
-    return launch_inplace("copyto", write, target, (src,), lane=lane, device=lane_device)
+    return bind_into(TABLE["assign"], target, (src,), what="copyto", casting="unsafe", device=lane_device, lane=lane)
 
 
 def copyto(self: NDArray, target: Any) -> NDArray:
@@ -81,19 +77,17 @@ def copyto(self: NDArray, target: Any) -> NDArray:
     """
     if type(target) is NDArray:
         return copy_into(self, target)
-    return copy_to_device(self, Device(target))
+    return copy_to_device(self, as_device(target))
 
 
 def to(self: NDArray, device: Any, non_blocking: bool = False) -> NDArray:
     """PyTorch's spelling: this array on ``device`` (itself if already there).
 
     With ``non_blocking=False`` it returns after the copy has finished (and
-    raises its failure); with ``True`` at once.
+    raises its failure) -- also when the array is already there (SPEC §2, §4.3).
     """
-    dst = Device(device)
-    if dst == self.device:
-        return self
-    out = copy_to_device(self, dst)
+    dst = as_device(device)
+    out = self if dst == self.device else copy_to_device(self, dst)
     if not non_blocking:
         out.wait_to_read()
     return out

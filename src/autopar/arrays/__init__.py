@@ -1,0 +1,76 @@
+"""The array layer: ``NDArray``, the op table and its one dispatcher, on PyTorch kernels.
+
+Layout (each module one idea; see each module's design note):
+
+| module              | holds                                                                  |
+|---------------------|------------------------------------------------------------------------|
+| ``_table.py``       | ``OpDef`` and ``TABLE``: every op defined once                          |
+| ``_dispatch.py``    | the one path: validate -> infer -> allocate -> push                     |
+| ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
+| ``_infer.py``       | result shapes from torch meta tensors                                   |
+| ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
+| ``_views.py``       | storages and NumPy views (negative strides included)                     |
+| ``_array.py``       | the ``NDArray`` class and its operators; ``_methods.py`` its methods     |
+| ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py`` | op families: table entries and the functions that call them |
+| ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
+| ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
+| ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
+| ``_namespace.py``   | every public name bound to its implementation                           |
+
+This package's ``__init__`` does not import torch: it lists the public names
+(``autopar`` serves them lazily, so ``import autopar`` stays cheap) and
+loads ``_namespace`` on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    'NDArray', '__array_api_version__', '__array_namespace_info__', 'abs', 'absolute', 'acos', 'acosh', 'add',
+    'all', 'allclose', 'amax', 'amin', 'angle', 'any', 'append', 'arange', 'arccos', 'arccosh', 'arcsin',
+    'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argpartition', 'argsort', 'argwhere',
+    'around', 'array', 'array_equal', 'array_equiv', 'array_split', 'asanyarray', 'asarray',
+    'ascontiguousarray', 'asin', 'asinh', 'astype', 'atan', 'atan2', 'atanh', 'atleast_1d', 'atleast_2d',
+    'atleast_3d', 'average', 'bfloat16', 'bincount', 'bitwise_and', 'bitwise_invert', 'bitwise_left_shift',
+    'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bool', 'bool_', 'broadcast_arrays',
+    'broadcast_shapes', 'broadcast_to', 'call', 'can_cast', 'cbrt', 'ceil', 'clip', 'column_stack',
+    'complex128', 'complex64', 'compress', 'concat', 'concatenate', 'conj', 'conjugate', 'copy', 'copysign',
+    'copyto', 'corrcoef', 'cos', 'cosh', 'count_nonzero', 'cov', 'cross', 'cumprod', 'cumsum',
+    'cumulative_prod', 'cumulative_sum', 'deg2rad', 'degrees', 'delete', 'diag', 'diag_indices',
+    'diag_indices_from', 'diagflat', 'diagonal', 'diff', 'digitize', 'divide', 'divmod', 'dot', 'double',
+    'dsplit', 'dstack', 'dtype', 'e', 'ediff1d', 'einsum', 'empty', 'empty_like', 'equal', 'erf',
+    'euler_gamma', 'exp', 'exp2', 'expand_dims', 'expm1', 'extract', 'eye', 'fabs', 'fft', 'fill_diagonal',
+    'finfo', 'fix', 'flatnonzero', 'flip', 'fliplr', 'flipud', 'float16', 'float32', 'float64', 'float_power',
+    'floor', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frexp', 'from_dlpack', 'from_torch', 'full',
+    'full_like', 'gcd', 'geomspace', 'greater', 'greater_equal', 'half', 'heaviside', 'hsplit', 'hstack',
+    'hypot', 'i0', 'identity', 'iinfo', 'imag', 'indices', 'inf', 'inner', 'int16', 'int32', 'int64', 'int8',
+    'int_', 'intersect1d', 'intp', 'invert', 'isclose', 'iscomplex', 'iscomplexobj', 'isdtype', 'isfinite',
+    'isin', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'isrealobj', 'isscalar', 'issubdtype',
+    'iterable', 'kron', 'lcm', 'ldexp', 'left_shift', 'less', 'less_equal', 'linalg', 'linspace', 'log',
+    'log10', 'log1p', 'log2', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or',
+    'logical_xor', 'logspace', 'logsumexp', 'matmul', 'matrix_transpose', 'matvec', 'max', 'maximum',
+    'may_share_memory', 'mean', 'median', 'meshgrid', 'min', 'minimum', 'mm', 'mod', 'modf', 'moveaxis',
+    'multiply', 'nan', 'nan_to_num', 'nanargmax', 'nanargmin', 'nancumprod', 'nancumsum', 'nanmax', 'nanmean',
+    'nanmedian', 'nanmin', 'nanpercentile', 'nanprod', 'nanquantile', 'nanstd', 'nansum', 'nanvar', 'ndarray',
+    'ndim', 'negative', 'newaxis', 'nextafter', 'nonzero', 'not_equal', 'npx', 'ones', 'ones_like', 'outer',
+    'pad', 'partition', 'percentile', 'permute_dims', 'pi', 'positive', 'pow', 'power', 'prod',
+    'promote_types', 'ptp', 'put', 'quantile', 'rad2deg', 'radians', 'rand', 'randn', 'random', 'ravel',
+    'ravel_multi_index', 'real', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'result_type',
+    'right_shift', 'rint', 'roll', 'rollaxis', 'rot90', 'round', 'row_stack', 'rsqrt', 'searchsorted',
+    'select', 'setdiff1d', 'setxor1d', 'shape', 'shares_memory', 'sigmoid', 'sign', 'signbit', 'sin', 'sinc',
+    'single', 'sinh', 'size', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'subtract', 'sum',
+    'swapaxes', 'take', 'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'trace', 'transpose',
+    'trapezoid', 'tri', 'tril', 'tril_indices', 'tril_indices_from', 'triu', 'triu_indices',
+    'triu_indices_from', 'true_divide', 'trunc', 'uint', 'uint16', 'uint32', 'uint64', 'uint8', 'union1d',
+    'unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unravel_index', 'unstack',
+    'var', 'vdot', 'vecdot', 'vecmat', 'vsplit', 'vstack', 'where', 'zeros', 'zeros_like'
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from autopar.arrays import _namespace
+
+        return getattr(_namespace, name)
+    raise AttributeError(f"module 'autopar.arrays' has no attribute {name!r}")

@@ -1,0 +1,447 @@
+"""NDArray: data on one device whose value may still be pending.
+
+An array is a view (``_views.View``, or ``None`` for the whole) of a storage
+(``_views.Storage``: an engine var and the tensor it guards). Its ``shape``,
+``dtype`` and ``device`` are known at the call; reading a value
+(``numpy()``, ``item()``, ``repr`` ...) waits for the storage's var and raises
+its failure, if any (SPEC §4). Every operator goes through the dispatcher
+(``_dispatch.py``) with the entry of the op table it names; the methods
+beyond the operators live in ``_methods.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from autopar import engine
+from autopar.arrays import _dtypes, _views
+from autopar.arrays._dtypes import DType
+from autopar.arrays._methods import Methods
+from autopar.devices import Device, cpu
+from autopar.errors import DeviceError
+
+torch.get_num_threads()  # settle this thread's intra-op threads before any worker sets its own
+
+
+class NDArray(Methods):
+    """An n-dimensional array on one device; operations on it run asynchronously.
+
+    ``shape``, ``dtype``, ``ndim``, ``size`` and ``device`` (alias ``ctx``) are
+    known at once; reading values (``numpy()``, ``item()``, ``float(x)``,
+    ``repr``) waits for the work that produces them. ``autopar.ndarray`` is
+    this class.
+    """
+
+    __slots__ = ("_storage", "_view", "shape", "_dtype", "device", "__weakref__")
+    __array_ufunc__ = None  # NumPy operators defer to ours: `numpy_array + x` is an autopar op
+    __array_priority__ = 1000
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    _storage: _views.Storage
+    _view: _views.View | None
+    shape: tuple[int, ...]
+    _dtype: DType
+    device: Device
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "autopar.ndarray(...) is not how arrays are made; use autopar.array(data), "
+            "autopar.asarray(data) or autopar.zeros(shape)"
+        )
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def ctx(self) -> Device:
+        return self.device
+
+    context = ctx
+
+    @property
+    def T(self) -> NDArray:
+        """All axes reversed (a view), as NumPy does for any number of dimensions."""
+        return _manipulation.permute_dims(self, tuple(reversed(range(self.ndim))))
+
+    @property
+    def mT(self) -> NDArray:
+        return _manipulation.matrix_transpose(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array is undefined; it has no first dimension (use x.size)")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[NDArray]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array is undefined; read it with x.item()")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12"):
+            raise ValueError(f"__array_namespace__: api_version={api_version!r}; autopar implements 2023.12")
+        import autopar
+
+        return autopar
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> NDArray:
+        """The standard's spelling: this array on ``device`` (a copy, asynchronous)."""
+        if stream is not None:
+            raise ValueError("to_device: stream= is not supported; autopar orders copies itself")
+        return _copy.to(self, device, non_blocking=True)
+
+    # -- reading values (blocking) ----------------------------------------------
+
+    def wait_to_read(self) -> NDArray:
+        """Block until this array's pending writes have finished; raise its failure."""
+        engine.wait_for_var(self._storage.var)
+        return self
+
+    def _ready_tensor(self) -> torch.Tensor:
+        engine.wait_for_var(self._storage.var)
+        return value_of(self)
+
+    def torch(self) -> torch.Tensor:
+        """The value as a torch tensor (blocks); shares memory with this array
+        unless the view has negative strides."""
+        t = self._ready_tensor()
+        if t.is_cuda:  # the caller's stream will use memory autopar's stream allocated
+            t.record_stream(torch.cuda.current_stream(t.device))
+        return t
+
+    def numpy(self) -> np.ndarray:
+        """A NumPy copy of the value (blocks)."""
+        t = self._ready_tensor().detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.dtype is torch.bfloat16:
+            t = t.float()
+        return t.numpy().copy()
+
+    asnumpy = numpy
+
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError(f"item: only an array of size 1 has one item; this one has shape {self.shape}")
+        return self._ready_tensor().item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"{kind}(): only an array of size 1 converts to a Python scalar; this one has shape {self.shape}")
+        return self.item()
+
+    def __float__(self) -> float:
+        if self._dtype.kind == "c":
+            raise TypeError("float(): the array is complex; use complex(x) or x.real")
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        if self._dtype.kind == "c":
+            raise TypeError("int(): the array is complex; use complex(x) or x.real")
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays of size 1 can be used as an index; this one is {self._dtype.name}")
+        return int(self._scalar("index"))
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of an array of shape {self.shape} is ambiguous; use x.any() or x.all()"
+            )
+        return bool(self.item())
+
+    def __repr__(self) -> str:
+        text = repr(self.numpy())
+        if self._dtype is _dtypes.bfloat16:
+            text = text.replace("dtype=float32", "dtype=bfloat16")
+        if self.device != cpu(0):
+            text = text[:-1] + f", device={self.device})"
+        return text
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None) -> Any:
+        t = self._ready_tensor()
+        kwargs: dict[str, Any] = {}
+        if stream is not None:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        if self.device.kind == "cuda":
+            return (2, self.device.index)
+        return (1, 0)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.numpy(), str(self.device), self._dtype.name))
+
+    def __copy__(self) -> NDArray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> NDArray:
+        return self.copy()
+
+    # -- operators (the op table's entries, through the dispatcher) ------------------
+
+    def __add__(self, other: Any) -> NDArray:
+        return _ew.operator("add", self, other)
+
+    def __radd__(self, other: Any) -> NDArray:
+        return _ew.operator("add", self, other, True)
+
+    def __iadd__(self, other: Any) -> NDArray:
+        return _ew.inplace("add", self, other)
+
+    def __sub__(self, other: Any) -> NDArray:
+        return _ew.operator("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> NDArray:
+        return _ew.operator("subtract", self, other, True)
+
+    def __isub__(self, other: Any) -> NDArray:
+        return _ew.inplace("subtract", self, other)
+
+    def __mul__(self, other: Any) -> NDArray:
+        return _ew.operator("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> NDArray:
+        return _ew.operator("multiply", self, other, True)
+
+    def __imul__(self, other: Any) -> NDArray:
+        return _ew.inplace("multiply", self, other)
+
+    def __truediv__(self, other: Any) -> NDArray:
+        return _ew.operator("divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> NDArray:
+        return _ew.operator("divide", self, other, True)
+
+    def __itruediv__(self, other: Any) -> NDArray:
+        return _ew.inplace("divide", self, other)
+
+    def __floordiv__(self, other: Any) -> NDArray:
+        return _ew.operator("floor_divide", self, other)
+
+    def __rfloordiv__(self, other: Any) -> NDArray:
+        return _ew.operator("floor_divide", self, other, True)
+
+    def __ifloordiv__(self, other: Any) -> NDArray:
+        return _ew.inplace("floor_divide", self, other)
+
+    def __mod__(self, other: Any) -> NDArray:
+        return _ew.operator("remainder", self, other)
+
+    def __rmod__(self, other: Any) -> NDArray:
+        return _ew.operator("remainder", self, other, True)
+
+    def __imod__(self, other: Any) -> NDArray:
+        return _ew.inplace("remainder", self, other)
+
+    def __pow__(self, other: Any) -> NDArray:
+        return _ew.operator("pow", self, other)
+
+    def __rpow__(self, other: Any) -> NDArray:
+        return _ew.operator("pow", self, other, True)
+
+    def __ipow__(self, other: Any) -> NDArray:
+        return _ew.inplace("pow", self, other)
+
+    def __and__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_and", self, other)
+
+    def __rand__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_and", self, other, True)
+
+    def __iand__(self, other: Any) -> NDArray:
+        return _ew.inplace("bitwise_and", self, other)
+
+    def __or__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_or", self, other)
+
+    def __ror__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_or", self, other, True)
+
+    def __ior__(self, other: Any) -> NDArray:
+        return _ew.inplace("bitwise_or", self, other)
+
+    def __xor__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_xor", self, other)
+
+    def __rxor__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_xor", self, other, True)
+
+    def __ixor__(self, other: Any) -> NDArray:
+        return _ew.inplace("bitwise_xor", self, other)
+
+    def __lshift__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_left_shift", self, other)
+
+    def __rlshift__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_left_shift", self, other, True)
+
+    def __ilshift__(self, other: Any) -> NDArray:
+        return _ew.inplace("bitwise_left_shift", self, other)
+
+    def __rshift__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_right_shift", self, other)
+
+    def __rrshift__(self, other: Any) -> NDArray:
+        return _ew.operator("bitwise_right_shift", self, other, True)
+
+    def __irshift__(self, other: Any) -> NDArray:
+        return _ew.inplace("bitwise_right_shift", self, other)
+
+    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _ew.operator("equal", self, other)
+
+    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _ew.operator("not_equal", self, other)
+
+    def __lt__(self, other: Any) -> NDArray:
+        return _ew.operator("less", self, other)
+
+    def __le__(self, other: Any) -> NDArray:
+        return _ew.operator("less_equal", self, other)
+
+    def __gt__(self, other: Any) -> NDArray:
+        return _ew.operator("greater", self, other)
+
+    def __ge__(self, other: Any) -> NDArray:
+        return _ew.operator("greater_equal", self, other)
+
+    def __neg__(self) -> NDArray:
+        return _ew.call("negative", self)
+
+    def __pos__(self) -> NDArray:
+        return _ew.call("positive", self)
+
+    def __abs__(self) -> NDArray:
+        return _ew.call("abs", self)
+
+    def __invert__(self) -> NDArray:
+        return _ew.call("bitwise_invert", self)
+
+    def __matmul__(self, other: Any) -> NDArray:
+        return _ew.operator("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> NDArray:
+        return _ew.operator("matmul", self, other, True)
+
+    def __imatmul__(self, other: Any) -> NDArray:
+        return _ew.inplace("matmul", self, other)
+
+    def __getitem__(self, key: Any) -> NDArray:
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _indexing.setitem(self, key, value)
+
+    # -- internals ---------------------------------------------------------------
+
+    def _settle(self) -> None:
+        """After a data-dependent op has run: take the shape its tensor has."""
+        storage = self._storage
+        t = storage.tensor
+        if t is not None:
+            storage.settle(t)
+            self.shape = storage.shape
+
+
+def make(
+    shape: tuple[int, ...],
+    dtype: DType,
+    device: Device,
+    storage: _views.Storage | None = None,
+    view: _views.View | None = None,
+) -> NDArray:
+    arr = object.__new__(NDArray)
+    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device)
+    arr._view = view
+    arr.shape = shape
+    arr._dtype = dtype
+    arr.device = device
+    return arr
+
+
+def view_of(a: NDArray, view: _views.View) -> NDArray:
+    """An array sharing ``a``'s storage, seeing ``view`` of it."""
+    storage = a._storage
+    return make(view.shape, a._dtype, a.device, storage, _views.simplify(storage, view))
+
+
+def value_of(arr: NDArray) -> torch.Tensor:
+    """The array's tensor; valid inside an op that reads or writes it (or after a wait)."""
+    tensor = arr._storage.tensor
+    if tensor is None:  # pragma: no cover - the engine orders this away
+        raise RuntimeError(f"internal error: array of shape {arr.shape} read before it was produced")
+    view = arr._view
+    return tensor if view is None else _views.read(tensor, view)
+
+
+def as_device(device: Any, ctx: Any = None, what: str = "device") -> Device:
+    """Resolve ``device=`` / ``ctx=`` (MXNet spelling) to a Device; default cpu:0."""
+    if device is not None and ctx is not None and Device(device) != Device(ctx):
+        raise ValueError(f"{what}: device={device} and ctx={ctx} disagree; pass one of them")
+    chosen = device if device is not None else ctx
+    if chosen is None:
+        return cpu(0)
+    dev = chosen if type(chosen) is Device else Device(chosen)
+    if dev.kind == "sim":
+        raise DeviceError(f"{dev}: simulated devices run engine ops only; arrays live on cpu and cuda devices")
+    return dev
+
+
+def _rebuild(values: np.ndarray, device: str, dtype: str = "") -> NDArray:
+    from autopar.arrays._creation import asarray
+
+    return asarray(values, device=device, dtype=dtype or None)
+
+
+# The operations live in their own modules, which import this one.
+from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products, _reductions, _searching  # noqa: E402
+from autopar.arrays import _elementwise as _ew  # noqa: E402
+from autopar.arrays import _methods  # noqa: E402
+
+_methods.link(_copy=_copy, _cr=_creation, _ew=_ew, _idx=_indexing, _man=_manipulation, _prod=_products,
+              _red=_reductions, _search=_searching)  # fmt: skip

@@ -1,0 +1,323 @@
+"""Elementwise ops: the standard's elementwise functions and NumPy's extras, as table entries.
+
+Each entry is one :func:`_table.define` call: the torch kernel, the dtype
+rule in the standard's words, and broadcasting as its shape rule. Where torch
+differs from NumPy, the kernel says so: integer ``//`` and ``%`` by zero give
+0 as in NumPy (torch raises inside the kernel), ``sign`` of a complex number
+is ``x / |x|``, ``round`` of a complex rounds both parts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from autopar.arrays import _dtypes
+from autopar.arrays._dispatch import bind, bind_into
+from autopar.arrays._dtypes import DType
+from autopar.arrays._table import TABLE, comparing, define, fixed, floating, promoting, same
+
+Shape = tuple[int, ...]
+_SCALARS = (bool, int, float, complex)
+
+
+def broadcast_shapes(op: str, shapes: tuple[Shape, ...]) -> Shape:
+    first = shapes[0]
+    if len(shapes) == 2 and shapes[1] == first:
+        return first
+    n = max(len(s) for s in shapes)
+    out = [1] * n
+    for s in shapes:
+        for i, size in enumerate(s, n - len(s)):
+            if size != 1:
+                if out[i] != 1 and out[i] != size:
+                    shown = " and ".join(str(x) for x in shapes)
+                    raise ValueError(
+                        f"{op}: shapes {shown} do not broadcast: {out[i]} != {size} in dimension {i - n} "
+                        f"and neither is 1; reshape or index one operand (x[:, None]) so they line up"
+                    )
+                out[i] = size
+    return tuple(out)
+
+
+def _broadcast(op: str, shapes: tuple[Shape, ...], static: dict[str, Any]) -> tuple[Shape, ...]:
+    if len(shapes) == 1:
+        return shapes
+    return (broadcast_shapes(op, shapes),)
+
+
+def _real_result(category: str) -> Any:
+    """``abs``: a complex input gives the real dtype of its precision."""
+
+    def rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
+        d = dtypes[0]
+        _dtypes.check_category(op, d, category)
+        return (_dtypes.REAL_OF.get(d, d),), None
+
+    return rule
+
+
+def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False, **fields: Any) -> None:
+    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, **fields)
+
+
+# -- kernels that differ from torch's ----------------------------------------------------------
+
+
+def _int_safe(fn: Callable[..., torch.Tensor], floats: Callable[..., torch.Tensor] | None = None) -> Callable[..., torch.Tensor]:
+    """NumPy's integer division by zero: the result is 0 (torch raises)."""
+
+    def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.is_floating_point() or a.is_complex():
+            return (floats or fn)(a, b)
+        zero = b == 0
+        return torch.where(zero, 0, fn(a, torch.where(zero, 1, b))).to(torch.promote_types(a.dtype, b.dtype))
+
+    return kernel
+
+
+def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """NumPy's remainder from the exact ``fmod`` (torch's ``a - b * floor(a / b)`` overflows
+    for tiny divisors): the sign of the divisor, as Python's ``%``."""
+    r = torch.fmod(a, b)
+    fix = (r != 0) & ((r < 0) != (b < 0))
+    return torch.where(fix, r + b, r)
+
+
+def _sign(t: torch.Tensor) -> torch.Tensor:
+    if t.is_complex():
+        return torch.sgn(t)
+    if t.is_floating_point():  # torch.sign(nan) is 0; the standard and NumPy say nan
+        return torch.where(torch.isnan(t), t, torch.sign(t))
+    return torch.sign(t)
+
+
+def _round(t: torch.Tensor) -> torch.Tensor:
+    if t.is_complex():
+        return torch.complex(torch.round(t.real), torch.round(t.imag))
+    if t.is_floating_point():
+        return torch.round(t)
+    return t.clone()
+
+
+def _integral_same(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``ceil``/``floor``/``trunc`` of an integer array is the array (the standard)."""
+
+    def kernel(t: torch.Tensor) -> torch.Tensor:
+        return fn(t) if t.is_floating_point() else t.clone()
+
+    return kernel
+
+
+def _real(t: torch.Tensor) -> torch.Tensor:
+    return t.real.clone() if t.is_complex() else t.clone()
+
+
+def _imag(t: torch.Tensor) -> torch.Tensor:
+    return t.imag.clone() if t.is_complex() else torch.zeros_like(t)
+
+
+def _conj(t: torch.Tensor) -> torch.Tensor:
+    return torch.conj_physical(t) if t.is_complex() else t.clone()
+
+
+def _positive(t: torch.Tensor) -> torch.Tensor:
+    return t.clone()
+
+
+def _square(t: torch.Tensor) -> torch.Tensor:
+    return t * t
+
+
+def _pow(a: torch.Tensor, b: Any) -> torch.Tensor:
+    if a.is_complex():  # torch gives nan for 0 ** 0 in complex; C99 and NumPy give 1
+        return torch.where(torch.as_tensor(b == 0), torch.ones((), dtype=a.dtype, device=a.device), torch.pow(a, b))
+    if type(b) is float and (b == 0.5 or b == -0.5):
+        # torch takes sqrt/rsqrt here, which give nan for -inf; the standard: +inf (** 0.5), 0 (** -0.5)
+        return torch.where(a == -math.inf, math.inf if b > 0 else 0.0, torch.pow(a, b))
+    return torch.pow(a, b)
+
+
+def _logical(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    return fn
+
+
+def _shift(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """Shifts by a negative count or by the width or more: NumPy's results (0, or -1 for negatives)."""
+
+    def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        bits = 8 * a.element_size()
+        big = (b < 0) | (b >= bits)
+        shifted = fn(a, torch.where(big, 0, b))
+        if fn is torch.bitwise_left_shift:
+            fill = torch.zeros_like(shifted)
+        else:
+            fill = torch.where(a < 0, -1, 0).to(a.dtype) if a.dtype.is_signed else torch.zeros_like(shifted)
+        return torch.where(big, fill, shifted)
+
+    return kernel
+
+
+# -- the entries -----------------------------------------------------------------------------
+
+_ew("add", torch.add, promoting("any"), scalars=True)
+_ew("subtract", torch.sub, promoting("numeric"), scalars=True)
+_ew("multiply", torch.mul, promoting("any"), scalars=True)
+_ew("divide", torch.true_divide, floating("numeric"), scalars=True)
+_ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"))
+_ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
+_ew("pow", _pow, promoting("numeric"), scalars=True)
+_ew("atan2", torch.atan2, floating("real numeric"))
+_ew("copysign", torch.copysign, floating("real numeric"))
+_ew("hypot", torch.hypot, floating("real numeric"))
+_ew("logaddexp", torch.logaddexp, floating("real numeric"))
+_ew("logaddexp2", torch.logaddexp2, floating("real numeric"))
+_ew("nextafter", torch.nextafter, floating("real numeric"))
+_ew("fmod", torch.fmod, promoting("real numeric"))
+_ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
+_ew("heaviside", torch.heaviside, promoting("real numeric"))
+_ew("gcd", torch.gcd, promoting("integer"))
+_ew("lcm", torch.lcm, promoting("integer"))
+_ew("ldexp", lambda a, b: torch.ldexp(a, b), floating("real numeric"))
+_ew("fmax", torch.fmax, promoting("real numeric"))
+_ew("fmin", torch.fmin, promoting("real numeric"))
+_ew("maximum", torch.maximum, promoting("real numeric"))
+_ew("minimum", torch.minimum, promoting("real numeric"))
+_ew("equal", torch.eq, comparing("any"), scalars=True)
+_ew("not_equal", torch.ne, comparing("any"), scalars=True)
+_ew("less", torch.lt, comparing("real"), scalars=True)
+_ew("less_equal", torch.le, comparing("real"), scalars=True)
+_ew("greater", torch.gt, comparing("real"), scalars=True)
+_ew("greater_equal", torch.ge, comparing("real"), scalars=True)
+_ew("logical_and", torch.logical_and, fixed(_dtypes.bool_))
+_ew("logical_or", torch.logical_or, fixed(_dtypes.bool_))
+_ew("logical_xor", torch.logical_xor, fixed(_dtypes.bool_))
+_ew("bitwise_and", torch.bitwise_and, promoting("integer or boolean"), scalars=True)
+_ew("bitwise_or", torch.bitwise_or, promoting("integer or boolean"), scalars=True)
+_ew("bitwise_xor", torch.bitwise_xor, promoting("integer or boolean"), scalars=True)
+_ew("bitwise_left_shift", _shift(torch.bitwise_left_shift), promoting("integer"))
+_ew("bitwise_right_shift", _shift(torch.bitwise_right_shift), promoting("integer"))
+
+_FLOAT_UNARY = {
+    "acos": torch.acos, "acosh": torch.acosh, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
+    "atanh": torch.atanh, "cos": torch.cos, "cosh": torch.cosh, "exp": torch.exp, "expm1": torch.expm1,
+    "log": torch.log, "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin,
+    "sinh": torch.sinh, "sqrt": torch.sqrt, "tan": torch.tan, "tanh": torch.tanh, "exp2": torch.exp2,
+    "sigmoid": torch.sigmoid, "rsqrt": torch.rsqrt, "sinc": torch.sinc, "rad2deg": torch.rad2deg,
+    "deg2rad": torch.deg2rad, "erf": torch.erf, "cbrt": lambda t: torch.sign(t) * torch.abs(t).pow(1.0 / 3.0),
+    "reciprocal": torch.reciprocal,
+}  # fmt: skip
+for _name, _fn in _FLOAT_UNARY.items():
+    _ew(_name, _fn, floating("any"))
+
+_ew("abs", torch.abs, _real_result("numeric"))
+_ew("negative", torch.neg, same("numeric"))
+_ew("positive", _positive, same("numeric"))
+_ew("square", _square, same("numeric"))
+_ew("sign", _sign, same("numeric"))
+_ew("ceil", _integral_same(torch.ceil), same("real numeric"))
+_ew("floor", _integral_same(torch.floor), same("real numeric"))
+_ew("trunc", _integral_same(torch.trunc), same("real numeric"))
+_ew("round", _round, same("numeric"))
+_ew("conj", _conj, same("numeric"))
+_ew("real", _real, _real_result("numeric"))
+_ew("imag", _imag, _real_result("numeric"))
+_ew("isfinite", torch.isfinite, fixed(_dtypes.bool_, "numeric"))
+_ew("isinf", torch.isinf, fixed(_dtypes.bool_, "numeric"))
+_ew("isnan", torch.isnan, fixed(_dtypes.bool_, "numeric"))
+_ew("signbit", torch.signbit, fixed(_dtypes.bool_, "real numeric"))
+_ew("logical_not", torch.logical_not, fixed(_dtypes.bool_))
+_ew("bitwise_invert", torch.bitwise_not, same("integer or boolean"))
+_ew("relu", torch.relu, same("real numeric"))
+
+
+# -- calling them ------------------------------------------------------------------------------
+
+
+def _coerce(op: str, x: Any, like: Any) -> Any:
+    """NumPy scalars become Python numbers; array-likes become arrays on ``like``'s device."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (np.ndarray, list, tuple, torch.Tensor)) or hasattr(x, "__array_interface__"):
+        from autopar.arrays._creation import asarray
+
+        return asarray(x, device=None if like is None else like.device)
+    return x
+
+
+def operator(name: str, a: Any, other: Any, reflected: bool = False) -> Any:
+    """``a <op> other`` (``other <op> a`` when ``reflected``); NotImplemented for unknown operands."""
+    if type(other) is not _array.NDArray and type(other) not in _SCALARS:
+        other = _coerce(name, other, a)
+        if type(other) is not _array.NDArray and type(other) not in _SCALARS:
+            return NotImplemented
+    return bind(TABLE[name], (other, a) if reflected else (a, other))
+
+
+def call(name: str, *args: Any, **static: Any) -> Any:
+    """The function ``name`` on array-likes and numbers."""
+    like = next((a for a in args if type(a) is _array.NDArray), None)
+    args = tuple(a if type(a) is _array.NDArray or type(a) in _SCALARS else _coerce(name, a, like) for a in args)
+    return bind(TABLE[name], args, static)
+
+
+def inplace(name: str, target: Any, other: Any) -> Any:
+    """``target <op>= other``: written through ``target``'s view; NumPy's same-kind rule."""
+    if type(other) is not _array.NDArray and type(other) not in _SCALARS:
+        other = _coerce(name, other, target)
+        if type(other) is not _array.NDArray and type(other) not in _SCALARS:
+            return NotImplemented
+    return bind_into(TABLE[name], target, (target, other), what=f"{name} (in place)")
+
+
+def _function(name: str, nargs: int) -> Callable[..., Any]:
+    if nargs == 1:
+
+        def fn(x: Any, /) -> Any:
+            return call(name, x)
+
+    else:
+
+        def fn(x1: Any, x2: Any, /) -> Any:  # type: ignore[misc]
+            return call(name, x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (Array API standard / NumPy semantics), asynchronous."
+    return fn
+
+
+_BINARY_NAMES = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "atan2", "copysign", "hypot",
+    "logaddexp", "logaddexp2", "nextafter", "fmod", "float_power", "heaviside", "gcd", "lcm", "ldexp", "fmax", "fmin",
+    "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift",
+]  # fmt: skip
+_UNARY_NAMES = [*_FLOAT_UNARY, "abs", "negative", "positive", "square", "sign", "ceil", "floor", "trunc", "round",
+                "conj", "real", "imag", "isfinite", "isinf", "isnan", "signbit", "logical_not", "bitwise_invert",
+                "relu"]  # fmt: skip
+FUNCTIONS: dict[str, Callable[..., Any]] = {n: _function(n, 2) for n in _BINARY_NAMES}
+FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - the standard's names
+    """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
+    x = call("positive", x) if type(x) is not _array.NDArray else x
+    _dtypes.check_category("clip", x._dtype, "real numeric")
+    out = x
+    if min is not None:
+        out = call("maximum", out, min)
+    if max is not None:
+        out = call("minimum", out, max)
+    if out is x:
+        return call("positive", x)
+    if out._dtype is not x._dtype:
+        out = out.astype(x._dtype)
+    return out
+
+
+from autopar.arrays import _array  # noqa: E402

@@ -1,0 +1,341 @@
+"""The array's methods beyond the operators: NumPy's, PyTorch's and MXNet's spellings.
+
+Each method is one line calling the namespace function it names, so a method
+and its function can never disagree. PyTorch spellings take ``dim=`` and
+``keepdim=`` as well as ``axis=``/``keepdims=``; ``x.view(2, 3)``,
+``x.permute(1, 0)``, ``x.unsqueeze(0)``, ``x.t()``, ``x.float()``, ``x.long()``,
+``x.clone()``, ``add_``/``mul_``/``zero_`` ... are here. The in-place ones
+(``add_``) are the in-place operators (``+=``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _axis(axis: Any, dim: Any) -> Any:
+    return dim if dim is not None else axis
+
+
+def _shape_args(shape: tuple[Any, ...]) -> Any:
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        return tuple(shape[0])
+    return shape
+
+
+class Methods:
+    """Mixed into NDArray: the methods that are namespace functions."""
+
+    __slots__ = ()
+
+    # -- reductions (NumPy and PyTorch spellings) --------------------------------------------
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.sum(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims))
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.prod(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims))
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        out = _red.mean(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+        return out if dtype is None else out.astype(dtype)
+
+    def std(self, axis: Any = None, ddof: float = 0, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+            correction: Any = None) -> Any:  # fmt: skip
+        return _red.std(self, axis=_axis(axis, dim), correction=ddof if correction is None else correction,
+                        keepdims=bool(keepdim or keepdims))  # fmt: skip
+
+    def var(self, axis: Any = None, ddof: float = 0, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+            correction: Any = None) -> Any:  # fmt: skip
+        return _red.var(self, axis=_axis(axis, dim), correction=ddof if correction is None else correction,
+                        keepdims=bool(keepdim or keepdims))  # fmt: skip
+
+    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.max(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.min(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def argmax(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.argmax(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def argmin(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.argmin(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def all(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.all(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def any(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
+        return _red.any(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Any:
+        return _red.cumsum(self, axis=_axis(axis, dim), dtype=dtype)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Any:
+        return _red.cumprod(self, axis=_axis(axis, dim), dtype=dtype)
+
+    def ptp(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _red.max(self, axis=axis, keepdims=keepdims) - _red.min(self, axis=axis, keepdims=keepdims)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _prod.trace(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _prod.diagonal_np(self, offset=offset, axis1=axis1, axis2=axis2)
+
+    def nonzero(self) -> Any:
+        return _search.nonzero(self)
+
+    def argsort(self, axis: int = -1, *, dim: Any = None, descending: bool = False, stable: bool = True) -> Any:
+        return _search.argsort(self, axis=_axis(axis, dim), descending=descending, stable=stable)
+
+    def sort(self, axis: int = -1, *, dim: Any = None, descending: bool = False) -> Any:
+        return _search.sort(self, axis=_axis(axis, dim), descending=descending)
+
+    # -- elementwise methods --------------------------------------------------------------
+    def clip(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+        return _ew.clip(self, min, max)
+
+    clamp = clip
+
+    def round(self, decimals: int = 0) -> Any:
+        if decimals:
+            scale = 10.0**decimals
+            scaled: Any = self
+            return _ew.call("round", scaled * scale) / scale
+        return _ew.call("round", self)
+
+    def conj(self) -> Any:
+        return _ew.call("conj", self)
+
+    conjugate = conj
+
+    @property
+    def real(self) -> Any:
+        return _ew.call("real", self)
+
+    @property
+    def imag(self) -> Any:
+        return _ew.call("imag", self)
+
+    def maximum(self, other: Any) -> Any:
+        return _ew.call("maximum", self, other)
+
+    def minimum(self, other: Any) -> Any:
+        return _ew.call("minimum", self, other)
+
+    def exp(self) -> Any:
+        return _ew.call("exp", self)
+
+    def log(self) -> Any:
+        return _ew.call("log", self)
+
+    def tanh(self) -> Any:
+        return _ew.call("tanh", self)
+
+    def sqrt(self) -> Any:
+        return _ew.call("sqrt", self)
+
+    def sin(self) -> Any:
+        return _ew.call("sin", self)
+
+    def cos(self) -> Any:
+        return _ew.call("cos", self)
+
+    def sigmoid(self) -> Any:
+        return _ew.call("sigmoid", self)
+
+    def relu(self) -> Any:
+        return _ew.call("relu", self)
+
+    def abs(self) -> Any:
+        return _ew.call("abs", self)
+
+    def square(self) -> Any:
+        return _ew.call("square", self)
+
+    def pow(self, other: Any) -> Any:
+        return _ew.call("pow", self, other)
+
+    # -- PyTorch's in-place spellings ------------------------------------------------------
+    def add_(self, other: Any) -> Any:
+        return _ew.inplace("add", self, other)
+
+    def sub_(self, other: Any) -> Any:
+        return _ew.inplace("subtract", self, other)
+
+    def mul_(self, other: Any) -> Any:
+        return _ew.inplace("multiply", self, other)
+
+    def div_(self, other: Any) -> Any:
+        return _ew.inplace("divide", self, other)
+
+    def zero_(self) -> Any:
+        self[...] = 0  # type: ignore[index]
+        return self
+
+    def fill_(self, value: Any) -> Any:
+        self[...] = value  # type: ignore[index]
+        return self
+
+    def fill(self, value: Any) -> None:
+        self[...] = value  # type: ignore[index]
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+        self[...] = _ew.clip(self, min, max)  # type: ignore[index]
+        return self
+
+    # -- products -------------------------------------------------------------------------
+    def dot(self, other: Any) -> Any:
+        return _prod.dot(self, other)
+
+    def mm(self, other: Any) -> Any:
+        return _prod.mm(self, other)
+
+    def matmul(self, other: Any) -> Any:
+        return _prod.matmul(self, other)
+
+    # -- shapes and views -----------------------------------------------------------------
+    def reshape(self, *shape: Any, order: str = "C") -> Any:
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; ``-1`` infers one dimension."""
+        if order != "C":
+            raise ValueError(f"reshape: order={order!r}; only 'C' is supported")
+        return _man.reshape(self, _shape_args(shape))
+
+    def view(self, *shape: Any) -> Any:
+        """PyTorch's ``view``: a reshape that must not copy."""
+        return _man.reshape(self, _shape_args(shape), copy=False)
+
+    def flatten(self) -> Any:
+        return _man.reshape(self, (-1,), copy=True)
+
+    def ravel(self) -> Any:
+        return _man.reshape(self, (-1,))
+
+    def transpose(self, *axes: Any) -> Any:
+        """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)`` / ``x.transpose((1, 0, 2))``."""
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = () if axes[0] is None else tuple(axes[0])
+        return _man.transpose(self, axes or None)
+
+    def permute(self, *dims: Any) -> Any:
+        return _man.permute_dims(self, _shape_args(dims))
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _man.swapaxes(self, axis1, axis2)
+
+    def t(self) -> Any:
+        if self.ndim > 2:  # type: ignore[attr-defined]
+            raise ValueError(f"t: expects an array of at most 2 dimensions; this one has {self.ndim}")  # type: ignore[attr-defined]
+        return _man.transpose(self)
+
+    def unsqueeze(self, dim: int) -> Any:
+        return _man.expand_dims(self, dim)
+
+    def squeeze(self, axis: Any = None, *, dim: Any = None) -> Any:
+        return _man.squeeze(self, _axis(axis, dim))
+
+    def expand_dims(self, axis: Any) -> Any:
+        return _man.expand_dims(self, axis)
+
+    def flip(self, axis: Any = None, *, dims: Any = None) -> Any:
+        return _man.flip(self, _axis(axis, dims))
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
+        return _man.repeat(self, repeats, axis=axis)
+
+    def take(self, indices: Any, axis: Any = None) -> Any:
+        return _idx.take(self, indices, axis=axis)
+
+    def broadcast_to(self, shape: Any) -> Any:
+        return _man.broadcast_to(self, shape)
+
+    def dim(self) -> int:
+        return self.ndim  # type: ignore[attr-defined]
+
+    def numel(self) -> int:
+        return self.size  # type: ignore[attr-defined]
+
+    def contiguous(self) -> Any:
+        return self
+
+    def detach(self) -> Any:
+        return self
+
+    # -- dtypes and copies ------------------------------------------------------------------
+    def astype(self, dtype: Any, copy: bool = True) -> Any:
+        return _cr.astype(self, dtype, copy=copy)
+
+    def copy(self) -> Any:
+        return _cr.astype(self, self.dtype, copy=True)  # type: ignore[attr-defined]
+
+    clone = copy
+
+    def type(self, dtype: Any) -> Any:
+        return _cr.astype(self, dtype, copy=False)
+
+    # -- devices (MXNet and PyTorch) ----------------------------------------------------------
+    def copyto(self, target: Any) -> Any:
+        """Copy to ``target``: a device (a new array there) or an array (written
+        into). Always asynchronous, on a copy lane."""
+        return _copy.copyto(self, target)
+
+    def to(self, device: Any = None, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """This array on ``device`` (itself if already there). With
+        ``non_blocking=False`` it returns after the copy has finished (raising its
+        failure); with ``True`` at once. ``x.to(dtype)`` casts, as in PyTorch."""
+        from autopar.arrays._dtypes import find
+
+        if dtype is None and device is not None and find(device) is not None:
+            device, dtype = None, device
+        out = self if dtype is None else _cr.astype(self, dtype, copy=False)
+        if device is None:
+            return out
+        return _copy.to(out, device, non_blocking)
+
+    def as_in_ctx(self, ctx: Any) -> Any:
+        """MXNet's spelling of ``to(ctx, non_blocking=True)``."""
+        return _copy.to(self, ctx, non_blocking=True)
+
+    as_in_context = as_in_ctx
+
+    def cpu(self) -> Any:
+        return _copy.to(self, "cpu:0", non_blocking=True)
+
+    def cuda(self, device: Any = 0) -> Any:
+        return _copy.to(self, f"cuda:{device}" if isinstance(device, int) else device, non_blocking=True)
+
+
+    # -- PyTorch's dtype shortcuts (last: their names shadow builtins in the class body) --
+    def float(self) -> Any:
+        return _cr.astype(self, "float32", copy=False)
+
+    def double(self) -> Any:
+        return _cr.astype(self, "float64", copy=False)
+
+    def half(self) -> Any:
+        return _cr.astype(self, "float16", copy=False)
+
+    def long(self) -> Any:
+        return _cr.astype(self, "int64", copy=False)
+
+    def int(self) -> Any:
+        return _cr.astype(self, "int32", copy=False)
+
+    def bool(self) -> Any:
+        return _cr.astype(self, "bool", copy=False)
+
+
+# The op modules import the array class, which derives from Methods: _array.py
+# links them here once the class exists.
+_copy: Any = None
+_cr: Any = None
+_ew: Any = None
+_idx: Any = None
+_man: Any = None
+_prod: Any = None
+_red: Any = None
+_search: Any = None
+
+
+def link(**modules: Any) -> None:
+    globals().update(modules)

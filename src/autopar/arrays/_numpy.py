@@ -1,0 +1,379 @@
+"""NumPy's math and statistics beyond the standard: aliases, and functions composed from table entries.
+
+(Shapes, stacking, splitting and index helpers: ``_numpy_shapes.py``.)
+
+NumPy's top-level namespace is the checklist; docs/arrays.md lists what is
+here and what is left out, and why. Most names are aliases (``absolute``,
+``concatenate``, ``power``) or short compositions of ops that already are in
+the table (``hstack``, ``isclose``, ``median``); a few are entries of their
+own (``diff``, ``quantile``, ``nan_to_num``, ``cov``). Functions that answer
+with a Python value (``allclose``, ``array_equal``) read it, so they wait.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from autopar.arrays import _creation as cr
+from autopar.arrays import _dtypes
+from autopar.arrays import _manipulation as man
+from autopar.arrays import _reductions as red
+from autopar.arrays._dispatch import bind
+from autopar.arrays._elementwise import FUNCTIONS as EW
+from autopar.arrays._elementwise import call
+from autopar.arrays._table import TABLE, define, floating, same
+
+define("diff", lambda t, n, axis: torch.diff(t, n=n, dim=axis), same("any"))
+
+
+define("quantile", lambda t, q, axis, keepdims, method: torch.quantile(t, torch.tensor(q, dtype=t.dtype, device=t.device),
+       dim=axis, keepdim=keepdims, interpolation=method), floating("real numeric"))  # fmt: skip
+
+
+define("nan_to_num", lambda t, nan, posinf, neginf: torch.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf), same())
+
+
+define("cov", lambda t, ddof: torch.cov(t, correction=ddof), floating("numeric"))
+
+
+define("corrcoef", lambda t: torch.corrcoef(t), floating("numeric"))
+
+
+define("angle", lambda t: torch.angle(t), floating("numeric"))
+
+
+define("i0", lambda t: torch.special.i0(t), floating("real numeric"))
+
+
+define("trapezoid", lambda y, dx, axis: torch.trapezoid(y, dx=dx, dim=axis), floating("real numeric"))
+
+
+absolute, fabs = EW["abs"], EW["abs"]
+
+
+arccos, arccosh, arcsin, arcsinh = EW["acos"], EW["acosh"], EW["asin"], EW["asinh"]
+
+
+arctan, arctan2, arctanh = EW["atan"], EW["atan2"], EW["atanh"]
+
+
+bitwise_not = invert = EW["bitwise_invert"]
+
+
+left_shift, right_shift = EW["bitwise_left_shift"], EW["bitwise_right_shift"]
+
+
+conjugate = EW["conj"]
+
+
+degrees, radians = EW["rad2deg"], EW["deg2rad"]
+
+
+mod = EW["remainder"]
+
+
+power = EW["pow"]
+
+
+true_divide = EW["divide"]
+
+
+rint = EW["round"]
+
+
+fix = EW["trunc"]
+
+
+concatenate = man.concat
+
+
+amax, amin = red.max, red.min
+
+
+int_ = intp = _dtypes.int64
+
+
+uint = _dtypes.uint64
+
+
+def around(a: Any, decimals: int = 0) -> Any:
+    return man._array_like(a).round(decimals)
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    a, b = man._array_like(a), man._array_like(b)
+    close = call("less_equal", call("abs", a - b), atol + rtol * call("abs", b))
+    close = call("logical_or", close, a == b)  # equal infinities
+    if equal_nan:
+        close = call("logical_or", close, call("logical_and", call("isnan", a), call("isnan", b)))
+    return close
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element is close (reads the value: waits)."""
+    return bool(red.all(isclose(a, b, rtol, atol, equal_nan)).item())
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+    a, b = man._array_like(a1), man._array_like(a2)
+    if a.shape != b.shape:
+        return False
+    same_ = a == b
+    if equal_nan:
+        same_ = call("logical_or", same_, call("logical_and", call("isnan", a), call("isnan", b)))
+    return bool(red.all(same_).item())
+
+
+def array_equiv(a1: Any, a2: Any) -> bool:
+    try:
+        return bool(red.all(man._array_like(a1) == man._array_like(a2)).item())
+    except ValueError:
+        return False
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, keepdims: bool = False) -> Any:
+    a = man._array_like(a)
+    if weights is None:
+        return red.mean(a, axis=axis, keepdims=keepdims)
+    w = man._array_like(weights)
+    if w.shape != a.shape and axis is not None and w.ndim == 1:
+        shape = [1] * a.ndim
+        shape[man.normalize_axis("average", axis, a.ndim)] = w.shape[0]
+        w = man.reshape(w, tuple(shape))
+    return red.sum(a * w, axis=axis, keepdims=keepdims) / red.sum(man.broadcast_to(w, a.shape) if w.shape != a.shape
+                                                                   else w, axis=axis, keepdims=keepdims)  # fmt: skip
+
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(a: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear") -> Any:
+    a = man._array_like(a)
+    if method not in _METHODS:
+        raise ValueError(f"quantile: method={method!r}; expected one of {', '.join(_METHODS)}")
+    qs = tuple(float(v) for v in np.atleast_1d(np.asarray(q, dtype=float)).ravel())
+    if any(not 0 <= v <= 1 for v in qs):
+        raise ValueError(f"quantile: q={q!r} must be within [0, 1]")
+    if axis is None:
+        a, axis = man.reshape(a, (-1,)), 0
+    else:
+        axis = man.normalize_axis("quantile", axis, a.ndim)
+    out = bind(TABLE["quantile"], (a,), {"q": qs, "axis": axis, "keepdims": bool(keepdims), "method": method})
+    return out[0] if np.ndim(q) == 0 else out
+
+
+def percentile(a: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear") -> Any:
+    return quantile(a, np.asarray(q, dtype=float) / 100.0, axis=axis, keepdims=keepdims, method=method)
+
+
+def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return quantile(a, 0.5, axis=axis, keepdims=keepdims)
+
+
+def _nan_fill(a: Any, value: float) -> Any:
+    a = man._array_like(a)
+    return a if a.dtype.kind not in "fc" else cr_where(call("isnan", a), value, a)
+
+
+def cr_where(cond: Any, x: Any, y: Any) -> Any:
+    from autopar.arrays._searching import where
+
+    return where(cond, x, y)
+
+
+def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return red.max(_nan_fill(a, -math.inf), axis=axis, keepdims=keepdims)
+
+
+def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return red.min(_nan_fill(a, math.inf), axis=axis, keepdims=keepdims)
+
+
+def nanprod(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return red.prod(_nan_fill(a, 1.0), axis=axis, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    a = man._array_like(a)
+    present = call("logical_not", call("isnan", a))
+    return red.sum(_nan_fill(a, 0.0), axis=axis, keepdims=keepdims) / red.sum(present, axis=axis, keepdims=keepdims)
+
+
+def nanvar(a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    a = man._array_like(a)
+    present = call("logical_not", call("isnan", a))
+    centered = _nan_fill(a - nanmean(a, axis=axis, keepdims=True), 0.0)
+    count = red.sum(present, axis=axis, keepdims=keepdims)
+    return red.sum(centered * centered, axis=axis, keepdims=keepdims) / (count - ddof)
+
+
+def nanstd(a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    return call("sqrt", nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def nanargmax(a: Any, axis: Any = None) -> Any:
+    return red.argmax(_nan_fill(a, -math.inf), axis=axis)
+
+
+def nanargmin(a: Any, axis: Any = None) -> Any:
+    return red.argmin(_nan_fill(a, math.inf), axis=axis)
+
+
+def nancumsum(a: Any, axis: Any = None) -> Any:
+    return red.cumsum(_nan_fill(a, 0.0), axis=axis)
+
+
+def nancumprod(a: Any, axis: Any = None) -> Any:
+    return red.cumprod(_nan_fill(a, 1.0), axis=axis)
+
+
+def nanmedian(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Median ignoring NaNs (reads the array: waits)."""
+    values = man._array_like(a).numpy()
+    return cr.asarray(np.nanmedian(values, axis=axis, keepdims=keepdims))
+
+
+def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return red.max(a, axis=axis, keepdims=keepdims) - red.min(a, axis=axis, keepdims=keepdims)
+
+
+def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+    a = man._array_like(a)
+    return bind(TABLE["diff"], (a,), {"n": int(n), "axis": man.normalize_axis("diff", axis, a.ndim)})
+
+
+def ediff1d(a: Any) -> Any:
+    return diff(man.reshape(man._array_like(a), (-1,)))
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+    return bind(TABLE["nan_to_num"], (man._array_like(x),), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+def cov(m: Any, rowvar: bool = True, bias: bool = False, ddof: Any = None) -> Any:
+    m = man._array_like(m)
+    if not rowvar:
+        m = man.transpose(m)
+    return bind(TABLE["cov"], (m,), {"ddof": int(ddof if ddof is not None else (0 if bias else 1))})
+
+
+def corrcoef(x: Any, rowvar: bool = True) -> Any:
+    x = man._array_like(x)
+    return bind(TABLE["corrcoef"], (x if rowvar else man.transpose(x),))
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    out = bind(TABLE["angle"], (man._array_like(z),))
+    return out * (180.0 / math.pi) if deg else out
+
+
+def i0(x: Any) -> Any:
+    return bind(TABLE["i0"], (man._array_like(x),))
+
+
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    if x is not None:
+        raise ValueError("trapezoid: x= is not supported; pass the spacing as dx=")
+    y = man._array_like(y)
+    return bind(TABLE["trapezoid"], (y,), {"dx": float(dx), "axis": man.normalize_axis("trapezoid", axis, y.ndim)})
+
+
+def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None) -> Any:
+    out = call("pow", float(base), cr.linspace(start, stop, num, endpoint=endpoint, dtype="float64"))
+    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+
+
+def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
+    if start == 0 or stop == 0 or (start < 0) != (stop < 0):
+        raise ValueError("geomspace: start and stop must be non-zero and of the same sign")
+    sign = -1.0 if start < 0 else 1.0
+    out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, dtype="float64") * sign
+    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+
+
+def divmod_(x1: Any, x2: Any) -> tuple[Any, Any]:
+    return call("floor_divide", x1, x2), call("remainder", x1, x2)
+
+
+def modf(x: Any) -> tuple[Any, Any]:
+    whole = call("trunc", x)
+    return man._array_like(x) - whole, whole
+
+
+def isreal(x: Any) -> Any:
+    x = man._array_like(x)
+    return call("equal", call("imag", x), 0) if x.dtype.kind == "c" else cr.ones(x.shape, dtype="bool", device=x.device)
+
+
+def iscomplex(x: Any) -> Any:
+    return call("logical_not", isreal(x))
+
+
+def isrealobj(x: Any) -> bool:
+    return man._array_like(x).dtype.kind != "c"
+
+
+def iscomplexobj(x: Any) -> bool:
+    return man._array_like(x).dtype.kind == "c"
+
+
+def isposinf(x: Any) -> Any:
+    x = man._array_like(x)
+    return call("logical_and", call("isinf", x), call("greater", x, 0))
+
+
+def isneginf(x: Any) -> Any:
+    x = man._array_like(x)
+    return call("logical_and", call("isinf", x), call("less", x, 0))
+
+
+define("bincount", lambda t, minlength: torch.bincount(t, minlength=minlength), same("integer"), data_dependent=True,
+       differentiable=False)  # fmt: skip
+
+
+define("frexp", lambda t: tuple(torch.frexp(t)), lambda op, d, s: ((d[0], _dtypes.int32), None), nout=2,
+       differentiable=False)  # fmt: skip
+
+
+define("nanquantile", lambda t, q, axis, keepdims: torch.nanquantile(t, torch.tensor(q, dtype=t.dtype, device=t.device),
+       dim=axis, keepdim=keepdims), floating("real numeric"))  # fmt: skip
+
+
+def bincount(x: Any, minlength: int = 0) -> Any:
+    """Counts of each value of a non-negative integer array (its length depends on the data: waits)."""
+    return bind(TABLE["bincount"], (man._array_like(x),), {"minlength": int(minlength)})
+
+
+def frexp(x: Any) -> tuple[Any, Any]:
+    return bind(TABLE["frexp"], (man._array_like(x).astype(_dtypes.to_float(man._array_like(x).dtype), copy=False),))
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    a = man._array_like(a)
+    qs = tuple(float(v) for v in np.atleast_1d(np.asarray(q, dtype=float)).ravel())
+    if axis is None:
+        a, axis = man.reshape(a, (-1,)), 0
+    out = bind(TABLE["nanquantile"], (a,), {"q": qs, "axis": man.normalize_axis("nanquantile", axis, a.ndim),
+                                            "keepdims": bool(keepdims)})  # fmt: skip
+    return out[0] if np.ndim(q) == 0 else out
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return nanquantile(a, np.asarray(q, dtype=float) / 100.0, axis=axis, keepdims=keepdims)
+
+
+__all__ = [
+    'invert', 'intp',
+    'absolute', 'allclose', 'amax', 'amin', 'angle', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
+    'arctan2', 'arctanh', 'around', 'array_equal', 'array_equiv', 'average', 'bincount', 'bitwise_not',
+    'concatenate', 'conjugate', 'corrcoef', 'cov', 'degrees', 'diff', 'ediff1d', 'fabs', 'fix', 'frexp',
+    'geomspace', 'i0', 'int_', 'isclose', 'iscomplex', 'iscomplexobj', 'isneginf', 'isposinf', 'isreal',
+    'isrealobj', 'left_shift', 'logspace', 'median', 'mod', 'modf', 'nan_to_num', 'nanargmax', 'nanargmin',
+    'nancumprod', 'nancumsum', 'nanmax', 'nanmean', 'nanmedian', 'nanmin', 'nanpercentile', 'nanprod',
+    'nanquantile', 'nanstd', 'nanvar', 'percentile', 'power', 'ptp', 'quantile', 'radians', 'right_shift',
+    'rint', 'trapezoid', 'true_divide', 'uint'
+]  # fmt: skip

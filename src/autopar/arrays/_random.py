@@ -1,0 +1,216 @@
+"""Random numbers, reproducible whatever runs in parallel.
+
+Each device has one generator, guarded by an engine var that every random op
+on that device reads and writes: the draws on a device happen in push order, so
+``seed(n)`` followed by the same program gives the same numbers on any
+engine. ``seed(n)`` seeds every device's generator with ``n`` (devices first
+used later start from ``n`` too), as ``torch.manual_seed`` does; it only
+writes the generator, so it also replaces a generator whose last draw failed
+(SPEC §4.2). Draws are table entries whose kernels find the generator by
+device name (a static parameter), so a remote node can run them too.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+from autopar import engine
+from autopar.arrays import _dtypes
+from autopar.arrays._array import NDArray, as_device
+from autopar.arrays._creation import shape_arg
+from autopar.arrays._dispatch import bind, push
+from autopar.arrays._dtypes import DType
+from autopar.arrays._table import TABLE, define, fixed
+from autopar.devices import Device
+from autopar.errors import DeviceError
+
+_lock = threading.Lock()
+_generators: dict[str, tuple[engine.Var, torch.Generator]] = {}
+_seed: int | None = None
+
+
+def _generator(device: Device) -> tuple[engine.Var, torch.Generator]:
+    key = str(device)
+    with _lock:
+        found = _generators.get(key)
+        if found is None:
+            gen = torch.Generator(device=device.torch_device)
+            if _seed is not None:
+                gen.manual_seed(_seed)
+            else:
+                gen.seed()
+            found = _generators[key] = (engine.Var(f"rng:{device}"), gen)
+        return found
+
+
+def seed(n: int) -> None:
+    """Seed every device's generator with ``n``."""
+    global _seed
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"random.seed: n={n!r}; expected an int")
+    with _lock:
+        _seed = n
+        for key in list(_generators):
+            try:
+                Device(key).check_exists()
+            except DeviceError:  # the cores were split differently since: start afresh if it returns
+                del _generators[key]
+        known = list(_generators.items())
+    for key, (var, gen) in known:
+        push(_reseeder(gen, n), (), (var,), Device(key), "random.seed")
+
+
+def _reseeder(gen: torch.Generator, n: int) -> Any:
+    return lambda: gen.manual_seed(n)
+
+
+def _draw_kernel(shape: tuple[int, ...], dtype: DType, device: str, kind: str, a: Any, b: Any) -> torch.Tensor:
+    gen = _generators[device][1]
+    where = gen.device
+    if kind == "uniform":
+        return torch.empty(shape, dtype=dtype.torch, device=where).uniform_(a, b, generator=gen)
+    if kind == "normal":
+        return torch.empty(shape, dtype=dtype.torch, device=where).normal_(a, b, generator=gen)
+    if kind == "integers":
+        return torch.randint(a, b, shape, dtype=dtype.torch, device=where, generator=gen)
+    if kind == "permutation":
+        return torch.randperm(shape[0], dtype=dtype.torch, device=where, generator=gen)
+    raise ValueError(f"unknown draw {kind!r}")
+
+
+def _choice_kernel(t: torch.Tensor, shape: tuple[int, ...], device: str, replace: bool) -> torch.Tensor:
+    gen = _generators[device][1]
+    n = t.shape[0]
+    count = 1
+    for s in shape:
+        count *= s
+    if replace:
+        idx = torch.randint(0, n, (count,), device=t.device, generator=gen)
+    else:
+        idx = torch.randperm(n, device=t.device, generator=gen)[:count]
+    return t[idx].reshape(shape)
+
+
+define("random", _draw_kernel, fixed(lambda d, s: (s["dtype"],)), shape=lambda op, sh, s: (s["shape"],),
+       differentiable=False)  # fmt: skip
+define("random.choice", _choice_kernel, fixed(lambda d, s: (d[0],)), shape=lambda op, sh, s: (s["shape"],),
+       differentiable=False, kernel_dtype="bits")  # fmt: skip
+
+
+def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, a: Any, b: Any) -> NDArray:
+    shape = () if size is None else shape_arg(f"random.{name}", (size,))
+    dev = as_device(device, ctx, f"random.{name}")
+    var, _ = _generator(dev)
+    static = {"shape": shape, "dtype": dtype, "device": str(dev), "kind": kind, "a": a, "b": b}
+    out: NDArray = bind(TABLE["random"], (), static, device=dev, state=(var,), name=f"random.{name}")
+    return out
+
+
+def _float_dtype(name: str, dtype: Any) -> DType:
+    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, f"random.{name}")
+    if d.kind != "f":
+        raise TypeError(f"random.{name}: dtype={dtype!r}: expected a floating dtype")
+    return d
+
+
+def _number(name: str, what: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"random.{name}: {what}={value!r}: expected a number (arrays of parameters are not supported)")
+    return float(value)
+
+
+def uniform(low: float = 0.0, high: float = 1.0, size: Any = None, device: Any = None, ctx: Any = None,
+            dtype: Any = None) -> NDArray:  # fmt: skip
+    """Samples from ``[low, high)``; ``size`` is the shape (a scalar array if None)."""
+    lo, hi = _number("uniform", "low", low), _number("uniform", "high", high)
+    if hi < lo:
+        raise ValueError(f"random.uniform: high={high} is below low={low}")
+    return _draw("uniform", "uniform", size, device, ctx, _float_dtype("uniform", dtype), lo, hi)
+
+
+def normal(loc: float = 0.0, scale: float = 1.0, size: Any = None, device: Any = None, ctx: Any = None,
+           dtype: Any = None) -> NDArray:  # fmt: skip
+    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
+    mu, sigma = _number("normal", "loc", loc), _number("normal", "scale", scale)
+    if sigma < 0:
+        raise ValueError(f"random.normal: scale={scale} must be >= 0")
+    return _draw("normal", "normal", size, device, ctx, _float_dtype("normal", dtype), mu, sigma)
+
+
+def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None, device: Any = None,
+            ctx: Any = None) -> NDArray:  # fmt: skip
+    """Integers in ``[low, high)`` (``[0, low)`` with one bound), as NumPy's ``randint``."""
+    if high is None:
+        low, high = 0, low
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
+        raise TypeError(f"random.randint: low={low!r}, high={high!r}: expected ints")
+    if high <= low:
+        raise ValueError(f"random.randint: high={high} must be above low={low}")
+    d = _dtypes.int64 if dtype is None else _dtypes.as_dtype(dtype, "random.randint")
+    return _draw("randint", "integers", size, device, ctx, d, low, high)
+
+
+def random(size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None) -> NDArray:
+    """NumPy's ``random.random``: uniform samples in ``[0, 1)``."""
+    return uniform(0.0, 1.0, size, device=device, ctx=ctx, dtype=dtype)
+
+
+def permutation(x: Any, device: Any = None, ctx: Any = None) -> NDArray:
+    """A random permutation of ``range(x)`` (an int), or of ``x``'s first axis (an array)."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return _draw("permutation", "permutation", (x,), device, ctx, _dtypes.int64, 0, 0)
+    from autopar.arrays._creation import asarray
+
+    arr = asarray(x)
+    return arr[permutation(arr.shape[0], device=arr.device)]
+
+
+def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device: Any = None,
+           ctx: Any = None) -> NDArray:  # fmt: skip
+    """Samples from ``a`` (an array, or ``range(a)`` for an int), with or without replacement."""
+    from autopar.arrays._creation import arange, asarray
+
+    if p is not None:
+        raise ValueError("random.choice: p= (weights) is not supported")
+    if isinstance(a, int) and not isinstance(a, bool):
+        arr = arange(a, device=as_device(device, ctx, "random.choice"))
+    else:
+        arr = asarray(a, device=None if device is None and ctx is None else as_device(device, ctx))
+    if arr.ndim != 1:
+        raise ValueError(f"random.choice: a must be 1-D; got shape {arr.shape}")
+    shape = () if size is None else shape_arg("random.choice", (size,))
+    count = 1
+    for s in shape:
+        count *= s
+    if not replace and count > arr.shape[0]:
+        raise ValueError(f"random.choice: cannot take {count} samples from {arr.shape[0]} without replacement")
+    var, _ = _generator(arr.device)
+    static = {"shape": shape, "device": str(arr.device), "replace": bool(replace)}
+    out: NDArray = bind(TABLE["random.choice"], (arr,), static, state=(var,), name="random.choice")
+    return out
+
+
+def shuffle(x: NDArray) -> None:
+    """Shuffle ``x`` in place along its first axis."""
+    x[...] = permutation(x)
+
+
+def _sizes(name: str, dims: tuple[Any, ...], size: Any) -> Any:
+    if dims and size is not None:
+        raise TypeError(f"{name}: give the shape as positional sizes or as size=, not both")
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        return tuple(dims[0])
+    return dims if dims else size
+
+
+def rand(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None) -> NDArray:
+    """PyTorch's ``rand``: uniform samples in ``[0, 1)``, ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
+    return uniform(0.0, 1.0, _sizes("rand", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
+
+
+def randn(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None) -> NDArray:
+    """PyTorch's ``randn``: standard normal samples."""
+    return normal(0.0, 1.0, _sizes("randn", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
