@@ -246,29 +246,6 @@ def triu(x: Any, /, *, k: int = 0) -> NDArray:
     return bind(TABLE["triu"], (x,), {"k": int(k)})
 
 
-def meshgrid(*arrays: Any, indexing: str = "xy") -> list[NDArray]:
-    from autopar.arrays._manipulation import broadcast_to, reshape
-
-    if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing={indexing!r}; expected 'xy' or 'ij'")
-    xs = [asarray(a) for a in arrays]
-    for x in xs:
-        if x.ndim != 1:
-            raise ValueError(f"meshgrid: every array must be 1-D; got shape {x.shape}")
-    sizes = [x.shape[0] for x in xs]
-    if indexing == "xy" and len(xs) >= 2:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, x in enumerate(xs):
-        axis = i
-        if indexing == "xy" and len(xs) >= 2 and i < 2:
-            axis = 1 - i
-        shape = [1] * len(xs)
-        shape[axis] = x.shape[0]
-        out.append(broadcast_to(reshape(x, tuple(shape)), tuple(sizes)))
-    return out
-
-
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> NDArray:
     x = asarray(x)
     d = _dtypes.as_dtype(dtype, "astype")

@@ -6,7 +6,7 @@ them reach the base): ``permute_dims``/``transpose``/``T``/``mT``,
 strides, see ``_views.py``) and ``reshape`` of C-contiguous elements.
 Everything else here is a table entry whose shape comes from torch's meta
 tensors: ``concat``, ``stack``, ``broadcast_to``, ``roll``, ``repeat``,
-``tile``, ``unstack``.
+``tile``, ``unstack``; ``meshgrid`` is ``reshape`` plus ``broadcast_to``.
 """
 
 from __future__ import annotations
@@ -284,6 +284,27 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     xs = [_array_like(a) for a in arrays]
     shape = broadcast_shapes("broadcast_arrays", tuple(x.shape for x in xs)) if xs else ()
     return [x if x.shape == shape else broadcast_to(x, shape) for x in xs]
+
+
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing={indexing!r}; expected 'xy' or 'ij'")
+    xs = [_array_like(a) for a in arrays]
+    for x in xs:
+        if x.ndim != 1:
+            raise ValueError(f"meshgrid: every array must be 1-D; got shape {x.shape}")
+    sizes = [x.shape[0] for x in xs]
+    if indexing == "xy" and len(xs) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, x in enumerate(xs):
+        axis = i
+        if indexing == "xy" and len(xs) >= 2 and i < 2:
+            axis = 1 - i
+        shape = [1] * len(xs)
+        shape[axis] = x.shape[0]
+        out.append(broadcast_to(reshape(x, tuple(shape)), tuple(sizes)))
+    return out
 
 
 def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
