@@ -5,6 +5,8 @@ itself, which stays outside the repository (bench/array_api_tests.py runs it).""
 
 from __future__ import annotations
 
+import inspect
+
 import array_api_strict as xp
 import numpy as np
 import pytest
@@ -30,3 +32,36 @@ def test_zero_dim_boolean_mask(shape: tuple[int, ...], flag: bool) -> None:
     ours = to_ap(x)
     ours[np.asarray(flag)] = -2.0  # a host (NumPy) 0-d mask as well
     np.testing.assert_array_equal(ours.numpy(), np.where(flag, -2.0, to_np(x)))
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_creation_signature_has_shape_first(name: str) -> None:
+    """``zeros(shape, *, dtype, device)`` as the standard writes it (``shape=`` works);
+    the PyTorch spelling ``zeros(2, 3)`` and NumPy's ``zeros((2, 3), 'int64')`` still do."""
+    ours = list(inspect.signature(getattr(ap, name)).parameters.values())[0]
+    theirs = list(inspect.signature(getattr(xp, name)).parameters.values())[0]
+    assert (ours.name, ours.kind) == (theirs.name, theirs.kind)
+    assert getattr(ap, name)(shape=(2, 3)).shape == (2, 3)
+    assert getattr(ap, name)(2, 3).shape == (2, 3)
+    assert getattr(ap, name)((2, 3), "int64").dtype == ap.int64
+
+
+@pytest.mark.parametrize(
+    "start, stop, step",
+    [(0, 2**63, 2**63), (2**63, 2**64 - 1, 2**62), (2**64 - 1, 2**63, -(2**61)), (5, 2**64 - 1, 2**63), (3, 3, 2**63)],
+)
+def test_arange_uint64_past_int64(start: int, stop: int, step: int) -> None:
+    """``arange`` counts its elements exactly and makes uint64 values of 2**63 and above."""
+    assert_same(ap.arange(start, stop, step, dtype=ap.uint64), xp.arange(start, stop, step, dtype=xp.uint64))
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [(complex(0.0, 3.402823466385289e38), "complex64"), (1e39, "float32"), (-1e39, "float32"), (1e39 + 1j, "complex64")],
+)
+def test_full_rounds_a_value_past_the_largest(value: complex, dtype: str) -> None:
+    """A fill value just past float32's largest rounds to it, one further to inf -- as
+    ``asarray`` and the reference do; torch.full alone raised an overflow error."""
+    with np.errstate(over="ignore"):
+        theirs = xp.full((2,), value, dtype=getattr(xp, dtype))
+    assert_same(ap.full((2,), value, dtype=dtype), theirs)
