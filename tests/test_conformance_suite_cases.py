@@ -65,3 +65,22 @@ def test_full_rounds_a_value_past_the_largest(value: complex, dtype: str) -> Non
     with np.errstate(over="ignore"):
         theirs = xp.full((2,), value, dtype=getattr(xp, dtype))
     assert_same(ap.full((2,), value, dtype=dtype), theirs)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "uint64"])
+def test_repeat_counts_of_any_integer_dtype(dtype: str) -> None:
+    x = xp.asarray([[True, False], [False, True]])
+    counts = xp.asarray([2, 0], dtype=getattr(xp, dtype))
+    assert_same(ap.repeat(to_ap(x), to_ap(counts), axis=1), xp.repeat(x, counts, axis=1))
+    assert_same(ap.repeat(to_ap(x)[0], to_ap(counts)), xp.repeat(x[0, ...], counts))
+
+
+@pytest.mark.parametrize("axis", [3, -4])
+def test_expand_dims_bad_axis_is_index_error(axis: int) -> None:
+    """The standard asks for IndexError; NumPy's AxisError is a ValueError too, and so is autopar's."""
+    with pytest.raises(IndexError):
+        xp.expand_dims(xp.zeros((2, 2)), axis=axis)
+    with pytest.raises(IndexError, match="expand_dims: axis"):
+        ap.expand_dims(ap.zeros((2, 2)), axis=axis)
+    with pytest.raises(ValueError, match="out of range"):
+        ap.sum(ap.zeros((2, 2)), axis=axis)

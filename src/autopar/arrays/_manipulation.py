@@ -20,6 +20,7 @@ import torch
 from autopar.arrays import _dtypes, _views
 from autopar.arrays._dispatch import bind
 from autopar.arrays._table import TABLE, define, promoting, same
+from autopar.errors import AxisError
 
 Shape = tuple[int, ...]
 
@@ -31,7 +32,7 @@ def normalize_axis(op: str, axis: Any, ndim: int, what: str = "axis") -> int:
         except (AttributeError, TypeError):
             raise TypeError(f"{op}: {what}={axis!r} must be an integer") from None
     if not -ndim <= axis < ndim:
-        raise ValueError(
+        raise AxisError(
             f"{op}: {what}={axis} is out of range for an array of {ndim} dimension(s); "
             f"valid values are {-ndim}..{ndim - 1}" if ndim else f"{op}: {what}={axis}: a 0-d array has no axes"
         )
@@ -213,6 +214,8 @@ def _roll(t: torch.Tensor, shift: Any, axis: Any) -> torch.Tensor:
 
 def _repeat(t: torch.Tensor, *rest: torch.Tensor, repeats: Any = None, axis: int | None) -> torch.Tensor:
     r = rest[0] if rest else repeats
+    if isinstance(r, torch.Tensor) and r.dtype is not torch.int64:
+        r = r.to(torch.int64)  # torch repeats by int64 counts only (uint8 has no kernel)
     if axis is None:
         return torch.repeat_interleave(t.reshape(-1), r)
     return torch.repeat_interleave(t, r, dim=axis)
