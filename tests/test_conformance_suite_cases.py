@@ -6,11 +6,14 @@ itself, which stays outside the repository (bench/array_api_tests.py runs it).""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import array_api_strict as xp
 import numpy as np
 import pytest
-from _conformance import assert_same, to_ap, to_np
+from _conformance import SETTINGS, arrays, assert_same, to_ap, to_np
+from hypothesis import given
+from hypothesis import strategies as st
 
 import autopar as ap
 
@@ -84,3 +87,26 @@ def test_expand_dims_bad_axis_is_index_error(axis: int) -> None:
         ap.expand_dims(ap.zeros((2, 2)), axis=axis)
     with pytest.raises(ValueError, match="out of range"):
         ap.sum(ap.zeros((2, 2)), axis=axis)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_unique_of_complex(data: Any) -> None:
+    """torch.unique has no complex kernel: autopar sorts by real then imaginary part."""
+    x = data.draw(arrays("complex", dtype=data.draw(st.sampled_from([xp.complex64, xp.complex128]))), label="x")
+    x = data.draw(st.sampled_from([x, xp.round(x / 500)]), label="x (with repeats)")
+    ours, theirs = ap.unique_all(to_ap(x)), xp.unique_all(x)
+    assert_same(ours.values, theirs.values, what="values")
+    assert_same(ours.counts, theirs.counts, what="counts")
+    assert_same(ours.inverse_indices, theirs.inverse_indices, what="inverse")
+    assert_same(ours.indices, theirs.indices, what="indices")
+    assert_same(ap.unique_values(to_ap(x)), xp.unique_values(x))
+    assert_same(list(ap.unique_counts(to_ap(x))), list(xp.unique_counts(x)))
+    assert_same(list(ap.unique_inverse(to_ap(x))), list(xp.unique_inverse(x)))
+
+
+def test_unique_of_complex_nans_are_distinct() -> None:
+    nan = float("nan")
+    x = xp.asarray([1 + 2j, complex(nan, 1), -0.0 + 0j, 0j, 1 + 1j, complex(nan, 1), 1 + 2j, complex(1, nan)])
+    ours, theirs = ap.unique_all(to_ap(x)), xp.unique_all(x)
+    assert_same(list(ours), list(theirs))
