@@ -110,3 +110,19 @@ def test_unique_of_complex_nans_are_distinct() -> None:
     x = xp.asarray([1 + 2j, complex(nan, 1), -0.0 + 0j, 0j, 1 + 1j, complex(nan, 1), 1 + 2j, complex(1, nan)])
     ours, theirs = ap.unique_all(to_ap(x)), xp.unique_all(x)
     assert_same(list(ours), list(theirs))
+
+
+@pytest.mark.parametrize("tol", [[1e-8, 1e-4, 0.5], [1e-5], [[1e-2], [1e-7]]])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linalg_rtol_array_per_matrix(tol: list[float], dtype: str) -> None:
+    """``matrix_rank``/``pinv`` take an array ``rtol`` broadcast over the stack of matrices."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4, 4)) * [1, 1e-1, 1e-3, 1e-6]  # singular values spread out
+    x, rtol = xp.asarray(a, dtype=getattr(xp, dtype)), xp.asarray(tol, dtype=getattr(xp, dtype))
+    if rtol.ndim == 1 and rtol.shape[0] == 3:
+        x = x[0, ...]
+    assert_same(ap.linalg.matrix_rank(to_ap(x), rtol=to_ap(rtol)), xp.linalg.matrix_rank(x, rtol=rtol))
+    assert_same(ap.linalg.pinv(to_ap(x), rtol=to_ap(rtol)), xp.linalg.pinv(x, rtol=rtol), 1e-3)
+    assert ap.linalg.pinv(to_ap(x), rtol=to_ap(rtol).astype("float64")).dtype == dtype  # x's precision
+    with pytest.raises(ValueError, match="rtol of shape"):
+        ap.linalg.pinv(to_ap(x), rtol=ap.zeros((5,)))
