@@ -6,6 +6,7 @@ itself, which stays outside the repository (bench/array_api_tests.py runs it).""
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
 import array_api_strict as xp
@@ -126,3 +127,38 @@ def test_linalg_rtol_array_per_matrix(tol: list[float], dtype: str) -> None:
     assert ap.linalg.pinv(to_ap(x), rtol=to_ap(rtol).astype("float64")).dtype == dtype  # x's precision
     with pytest.raises(ValueError, match="rtol of shape"):
         ap.linalg.pinv(to_ap(x), rtol=ap.zeros((5,)))
+
+
+INF, NAN = float("inf"), float("nan")
+# The standard's special cases (2023.12) that torch's complex kernels miss; NumPy misses the expm1 ones.
+COMPLEX_SPECIAL_CASES = {
+    "acos": [(0j, complex(math.pi / 2, -0.0)), (complex(-0.0, 0.0), complex(math.pi / 2, -0.0)),
+             (complex(0.5, -0.0), complex(math.acos(0.5), 0.0)), (complex(2, 0), complex(0, -math.acosh(2)))],
+    "expm1": [(complex(-0.0, 0.0), 0j), (complex(INF, 0), complex(INF, 0)), (complex(-INF, INF), -1 + 0j),
+              (complex(-INF, NAN), -1 + 0j), (complex(INF, NAN), complex(INF, NAN)), (complex(NAN, 0), complex(NAN, 0))],
+    "log1p": [(complex(INF, NAN), complex(INF, NAN)), (complex(-INF, NAN), complex(INF, NAN)),
+              (complex(NAN, INF), complex(INF, NAN)), (complex(1e30, INF), complex(INF, math.pi / 2))],
+}  # fmt: skip
+
+
+def _same_complex(got: complex, want: complex) -> bool:
+    """Equal parts, NaN where NaN, and the sign of a zero part as given."""
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        if math.isnan(w):
+            if not math.isnan(g):
+                return False
+        elif not (math.isclose(g, w, rel_tol=1e-6) and math.copysign(1, g) == math.copysign(1, w)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_SPECIAL_CASES))
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_special_cases(name: str, dtype: str) -> None:
+    cases = COMPLEX_SPECIAL_CASES[name]
+    got = getattr(ap, name)(ap.asarray(np.array([z for z, _ in cases], dtype=dtype))).numpy().tolist()
+    bad = [(z, g, w) for (z, w), g in zip(cases, got) if not _same_complex(g, w)]
+    assert not bad, f"{name}: (input, got, the standard's result): {bad}"
+    finite = np.array([0.5 + 0.25j, -3 - 2j, 1e-3j], dtype=dtype)  # away from special cases: as NumPy in complex128
+    want = getattr(np, {"acos": "arccos"}.get(name, name))(finite.astype(np.complex128))
+    np.testing.assert_allclose(getattr(ap, name)(ap.asarray(finite)).numpy(), want, rtol=1e-5)
