@@ -130,7 +130,7 @@ def test_linalg_rtol_array_per_matrix(tol: list[float], dtype: str) -> None:
 
 
 INF, NAN = float("inf"), float("nan")
-# The standard's special cases (2023.12) that torch's complex kernels miss; NumPy misses the expm1 ones.
+# The standard's special cases (2023.12) that torch's complex kernels miss; NumPy misses the expm1 and tanh ones.
 COMPLEX_SPECIAL_CASES = {
     "acos": [(0j, complex(math.pi / 2, -0.0)), (complex(-0.0, 0.0), complex(math.pi / 2, -0.0)),
              (complex(0.5, -0.0), complex(math.acos(0.5), 0.0)), (complex(2, 0), complex(0, -math.acosh(2)))],
@@ -138,6 +138,9 @@ COMPLEX_SPECIAL_CASES = {
               (complex(-INF, NAN), -1 + 0j), (complex(INF, NAN), complex(INF, NAN)), (complex(NAN, 0), complex(NAN, 0))],
     "log1p": [(complex(INF, NAN), complex(INF, NAN)), (complex(-INF, NAN), complex(INF, NAN)),
               (complex(NAN, INF), complex(INF, NAN)), (complex(1e30, INF), complex(INF, math.pi / 2))],
+    # 1 + 0j, the zero with b's sign (tanh(conj(z)) == conj(tanh(z))); C99 gives sin(2b)'s sign: 1 - 0j at b = 2
+    "tanh": [(complex(INF, 2), 1 + 0j), (complex(INF, -2), complex(1, -0.0)), (complex(-INF, 2), -1 + 0j),
+             (complex(INF, 0), 1 + 0j), (complex(NAN, 0), complex(NAN, 0))],
 }  # fmt: skip
 
 

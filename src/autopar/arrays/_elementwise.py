@@ -181,6 +181,16 @@ def _expm1(t: torch.Tensor) -> torch.Tensor:
     return torch.where(t == 0, torch.complex(t.real + 0.0, t.imag), out)
 
 
+def _tanh(t: torch.Tensor) -> torch.Tensor:
+    """Complex: tanh(+-inf + bj), b finite, is +-1 + 0j with the sign of b on the zero, as the standard
+    lists (C99 and torch put the sign of sin(2b) there)."""
+    out = torch.tanh(t)
+    if not t.is_complex():
+        return out
+    edge = torch.isinf(t.real) & torch.isfinite(t.imag)
+    return torch.where(edge, torch.complex(torch.sign(t.real), torch.copysign(torch.zeros_like(t.imag), t.imag)), out)
+
+
 def _log1p(t: torch.Tensor) -> torch.Tensor:
     """Complex: log(1 + z) where z is not finite (torch's log1p gives NaN + NaN j for some)."""
     out = torch.log1p(t)
@@ -231,7 +241,7 @@ _FLOAT_UNARY: dict[str, Callable[..., Any]] = {
     "acos": _acos, "acosh": torch.acosh, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
     "atanh": torch.atanh, "cos": torch.cos, "cosh": torch.cosh, "exp": torch.exp, "expm1": _expm1,
     "log": torch.log, "log1p": _log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin,
-    "sinh": torch.sinh, "sqrt": torch.sqrt, "tan": torch.tan, "tanh": torch.tanh, "exp2": torch.exp2,
+    "sinh": torch.sinh, "sqrt": torch.sqrt, "tan": torch.tan, "tanh": _tanh, "exp2": torch.exp2,
     "sigmoid": torch.sigmoid, "rsqrt": torch.rsqrt, "sinc": torch.sinc, "rad2deg": torch.rad2deg,
     "deg2rad": torch.deg2rad, "erf": torch.erf, "cbrt": lambda t: torch.sign(t) * torch.abs(t).pow(1.0 / 3.0),
     "reciprocal": torch.reciprocal,
