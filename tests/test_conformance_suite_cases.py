@@ -38,6 +38,23 @@ def test_zero_dim_boolean_mask(shape: tuple[int, ...], flag: bool) -> None:
     np.testing.assert_array_equal(ours.numpy(), np.where(flag, -2.0, to_np(x)))
 
 
+@pytest.mark.parametrize(
+    "shape, mask_shape", [((1,), (0,)), ((2, 3), (2, 0)), ((2, 3), (0, 3)), ((2, 3), (0,)), ((0, 3), (0, 3))]
+)
+def test_boolean_mask_with_zero_dimensions(shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> None:
+    """A mask dimension of size 0 where the array's is not selects nothing (the standard: each
+    mask dimension equals the array's or is 0); other sizes still raise IndexError."""
+    x = xp.reshape(xp.arange(int(np.prod(shape)), dtype=xp.float64), shape)
+    mask = xp.zeros(mask_shape, dtype=xp.bool)
+    assert_same(to_ap(x)[to_ap(mask)], x[mask], what="getitem")
+    ours, theirs = to_ap(x), xp.asarray(x, copy=True)
+    ours[to_ap(mask)] = -1.0
+    theirs[mask] = -1.0
+    assert_same(ours, theirs, what="setitem")
+    with pytest.raises(IndexError, match="must equal the array's or be 0"):
+        to_ap(x)[ap.zeros((shape[0] + 1,), dtype=ap.bool)]
+
+
 @pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
 def test_creation_signature_has_shape_first(name: str) -> None:
     """``zeros(shape, *, dtype, device)`` as the standard writes it (``shape=`` works);

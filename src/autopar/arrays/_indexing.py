@@ -167,10 +167,13 @@ def _advanced(op: str, a: Any, key: tuple[Any, ...]) -> tuple[Any, tuple[Any, ..
             arr = k if type(k) is _array.NDArray else _host_index(op, k, a, dim)
             if arr._dtype.kind == "b":
                 masked = True
-                if arr.ndim and arr.shape != a.shape[dim : dim + arr.ndim]:
+                indexed = a.shape[dim : dim + arr.ndim]
+                # the standard: each mask dimension is the array's or 0 (which selects nothing)
+                if len(indexed) != arr.ndim or any(m not in (n, 0) for m, n in zip(arr.shape, indexed)):
                     raise IndexError(
                         f"{op}: boolean index of shape {arr.shape} does not match the indexed dimensions "
-                        f"{a.shape[dim : dim + arr.ndim]} of the array of shape {a.shape}"
+                        f"{indexed} of the array of shape {a.shape}; each mask dimension must equal the "
+                        "array's or be 0"
                     )
                 dim += arr.ndim
             else:
