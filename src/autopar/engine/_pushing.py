@@ -79,8 +79,7 @@ class Pushing:
             lane_obj = lanes.get(lane) if lanes is not None else None
             if lane_obj is None:
                 lane_obj = self._make_lane(device, lane)
-            op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw)
-            op._lane = lane_obj
+            op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw, lane_obj)
             self._submit(op, inline)
             return op
         finally:
