@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopar import engine
+from autopar import cpu, engine, set_cpu_devices
 from autopar.engine import _failures
 
 
@@ -36,3 +36,13 @@ def _clean_failures():  # type: ignore[no-untyped-def]
     """Each test starts with no unobserved failure left by another."""
     _settle()
     yield
+
+
+@pytest.fixture
+def two_cpus():  # type: ignore[no-untyped-def]
+    """The cores split into two CPU devices, on the threaded engine: ``[cpu(0), cpu(1)]``."""
+    engine.set_engine("threaded")
+    set_cpu_devices(2)
+    yield [cpu(0), cpu(1)]
+    _settle()
+    set_cpu_devices(1)

@@ -12,15 +12,6 @@ import autopar as ap
 from _helpers import within
 
 
-@pytest.fixture
-def two_cpus():  # type: ignore[no-untyped-def]
-    ap.engine.set_engine("threaded")
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
-
-
 @pytest.mark.parametrize("target", [0, 1])
 def test_cpu_copies_run_on_the_copy_lane(two_cpus, target) -> None:  # type: ignore[no-untyped-def]
     x = ap.ones((4, 4), device=two_cpus[0])
