@@ -46,3 +46,12 @@ def two_cpus():  # type: ignore[no-untyped-def]
     yield [cpu(0), cpu(1)]
     _settle()
     set_cpu_devices(1)
+
+
+@pytest.fixture
+def no_failure_yet():  # type: ignore[no-untyped-def]
+    """As in a fresh process: nothing has failed yet, so the engine's fast paths skip the checks."""
+    before = _failures.seen
+    _failures.seen = False
+    yield
+    _failures.seen = before or _failures.seen

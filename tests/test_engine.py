@@ -325,6 +325,19 @@ def test_each_cpu_device_runs_on_its_share_of_the_cores(threaded) -> None:  # ty
         engine.set_cpu_devices(1)
 
 
+def test_set_cpu_devices_joins_the_replaced_workers(threaded) -> None:  # type: ignore[no-untyped-def]
+    """Issue 7 defect 7: a replaced worker still alive at interpreter exit can abort it."""
+    engine.set_cpu_devices(2)
+    try:
+        engine.push(lambda: None, device="cpu:1")
+        engine.push(lambda: None, device="cpu:1", lane="copy")
+        engine.waitall()
+    finally:
+        engine.set_cpu_devices(1)
+    alive = [t.name for t in threading.enumerate() if t.name.startswith("autopar-cpu:1/")]
+    assert alive == [], f"replaced workers still running: {alive}"
+
+
 def test_two_cpu_devices_have_own_workers(threaded) -> None:  # type: ignore[no-untyped-def]
     engine.set_cpu_devices(2)
     try:

@@ -67,6 +67,21 @@ def test_a_write_pushed_inside_an_op_is_not_lost(eng) -> None:  # type: ignore[n
     assert box == ["inner"] and a.version == 2
 
 
+def test_naive_runs_an_independent_op_pushed_inside_an_op_after_it() -> None:
+    engine.set_engine("naive")
+    try:
+        log: list[str] = []
+
+        def outer() -> None:
+            engine.push(lambda: log.append("inner"), writes=[engine.Var()])  # ready at once, but not run yet
+            log.append("outer ends")
+
+        engine.push(outer, writes=[engine.Var()])
+        assert log == ["outer ends", "inner"]  # step by step: one op at a time, in push order
+    finally:
+        engine.set_engine("threaded")
+
+
 def test_naive_ops_behind_an_async_op_run_when_it_completes() -> None:
     engine.set_engine("naive")
     try:

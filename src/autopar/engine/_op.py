@@ -53,6 +53,7 @@ class Op:
         "_name",
         "_lane",
         "__dict__",
+        "__weakref__",
     )
 
     pending: int  # a slot, set by _tracker.append before it is read
