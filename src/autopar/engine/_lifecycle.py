@@ -62,7 +62,7 @@ def cancel_ops(roots: Iterable[Op], failure: Failure) -> int:
         for var in (*op.reads, *op.writes):
             if var not in touched:
                 touched[var] = None
-                stack.extend(waiting for waiting, _ in var._queue)
+                stack.extend(waiting for waiting, _ in var._queue or ())
     for op in found:
         op.state = OpState.CANCELLED
         op.failure = failure
@@ -72,7 +72,7 @@ def cancel_ops(roots: Iterable[Op], failure: Failure) -> int:
     for var in touched:
         var._reading = 0
         var._writing = False
-        var._queue.clear()
+        var._queue = None
         var.version = var._writes_pushed
         var._writer = var._readers = None
     return len(found)
