@@ -101,6 +101,13 @@ class Lifecycle(Waiting):
     @_ki.protect
     def shutdown(self, timeout: float) -> None:
         """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
+        try:
+            self._shutdown(timeout)
+        finally:
+            if _ki.deferred:
+                _ki.check()
+
+    def _shutdown(self, timeout: float) -> None:
         if self._closed:
             return
         finished = not self._pending or self._wait_idle(None, timeout)

@@ -249,6 +249,13 @@ class NaiveEngine(Pushing):
     @_ki.protect
     def shutdown(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
+        try:
+            self._shutdown(timeout)
+        finally:
+            if _ki.deferred:
+                _ki.check()
+
+    def _shutdown(self, timeout: float) -> None:
         if self._closed:
             return
         finished = self.drain(timeout)

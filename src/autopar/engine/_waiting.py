@@ -141,9 +141,14 @@ class Waiting:
         finally:
             self._space_waiters -= 1
 
+    @_ki.protect
     def set_max_pending(self, n: int) -> None:
-        with self._lock:
-            self._max_pending = n
-            self._low_water = max(0, n - max(1, n // 10))
-            if self._space_waiters:
-                self._space.notify_all()
+        try:
+            with self._lock:
+                self._max_pending = n
+                self._low_water = max(0, n - max(1, n // 10))
+                if self._space_waiters:
+                    self._space.notify_all()
+        finally:
+            if _ki.deferred:
+                _ki.check()
