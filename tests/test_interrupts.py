@@ -183,3 +183,44 @@ def test_ctrl_c_ends_a_wait_promptly_and_leaves_no_waiter_behind(policy: str) ->
     waited = float(lines[0].split()[-1])
     assert 0.25 <= waited < 1.5, proc.stdout
     assert lines[1] == "waiters 0 0" and lines[2] == "then 1", proc.stdout
+
+
+def test_the_engine_entry_points_defer_ctrl_c(eng, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Code running inside waitall, wait_for_var, synchronize and complete is protected: an
+    interrupt landing there is deferred (then raised when the entry point returns)."""
+    import sys
+
+    from autopar.engine import _failures, _ki
+
+    seen: dict[str, bool] = {}
+    real_unobserved, real_for_var = _failures.raise_unobserved, _failures.raise_for_var
+
+    def unobserved(device=None):  # type: ignore[no-untyped-def]
+        seen[f"waitall/synchronize {device}"] = _ki._protected_at(sys._getframe())
+        real_unobserved(device)
+
+    def for_var(var):  # type: ignore[no-untyped-def]
+        seen["wait_for_var"] = _ki._protected_at(sys._getframe())
+        real_for_var(var)
+
+    monkeypatch.setattr(_failures, "raise_unobserved", unobserved)
+    monkeypatch.setattr(_failures, "raise_for_var", for_var)
+    a = eng.Var()
+    eng.push(lambda: None, writes=[a])
+    eng.wait_for_var(a)
+    eng.waitall()
+    completes: list = []  # type: ignore[type-arg]
+    eng.push_async(completes.append, writes=[a])
+    from _helpers import wait_for
+
+    wait_for(lambda: bool(completes))
+    real_new = _failures.new
+
+    def new(*args):  # type: ignore[no-untyped-def]
+        seen["complete"] = _ki._protected_at(sys._getframe())
+        return real_new(*args)
+
+    monkeypatch.setattr(_failures, "new", new)
+    completes[0](RuntimeError("remote"))
+    assert seen == {"wait_for_var": True, "waitall/synchronize None": True, "complete": True}
+    assert not _ki._protected_at(sys._getframe())  # and the test itself is not

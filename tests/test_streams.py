@@ -180,6 +180,28 @@ def test_the_profile_shows_when_device_work_ran(eng) -> None:  # type: ignore[no
     assert record.start_ns >= pushed and record.state == "done"
 
 
+# -- push_async on a stream lane ------------------------------------------------------------------
+
+
+def test_an_async_op_on_a_stream_lane_finishes_when_its_stream_gets_there(eng) -> None:  # type: ignore[no-untyped-def]
+    gate = threading.Event()
+    box = [0]
+    a = eng.Var()
+
+    def fn(complete) -> None:  # type: ignore[no-untyped-def]
+        launch(lambda: (gate.wait(10), box.__setitem__(0, 7)))  # device work queued by the op
+        threading.Thread(target=complete).start()  # complete() comes from elsewhere, before the kernel ends
+
+    release = threading.Timer(0.2, gate.set)
+    release.start()
+    op = eng.push_async(fn, writes=[a], device="sim:0", name="async kernel")
+    got: list[int] = []
+    eng.push(lambda: got.append(box[0]), reads=[a])
+    within(10, eng.waitall)
+    release.join()
+    assert got == [7] and op.state is eng.OpState.DONE and a.version == 1
+
+
 # -- external device work (push_event) ------------------------------------------------------------
 
 

@@ -84,28 +84,20 @@ class Lifecycle(Waiting):
     _issued: dict[Op, None]
     _closed: bool
 
-    @_ki.protect
+    @_ki.entry
     def reset_lanes(self) -> None:
         """Drop the CPU lanes (their thread shares changed); new ones start on next push."""
-        try:
-            with self._lock:
-                old = [lane for dev in [d for d in self._lanes if d.kind == "cpu"] for lane in self._lanes.pop(dev).values()]
-                for lane in old:
-                    lane.stop()
+        with self._lock:
+            old = [lane for dev in [d for d in self._lanes if d.kind == "cpu"] for lane in self._lanes.pop(dev).values()]
             for lane in old:
-                lane.join(5.0)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+                lane.stop()
+        for lane in old:
+            lane.join(5.0)
 
-    @_ki.protect
+    @_ki.entry
     def shutdown(self, timeout: float) -> None:
         """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
-        try:
-            self._shutdown(timeout)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        self._shutdown(timeout)
 
     def _shutdown(self, timeout: float) -> None:
         if self._closed:

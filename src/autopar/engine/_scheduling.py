@@ -131,18 +131,14 @@ class Scheduling(Lifecycle):
                 return
             self._finish_locked(op, *_outcome.error_state(op, op.error))
 
-    @_ki.protect
+    @_ki.entry
     def _on_complete(self, completion: Completion, error: BaseException | None) -> None:
-        try:
-            with self._lock:
-                if self._closed or not claim(completion, error):
-                    return
-                ready: list[Op] = []
-                self._complete_async_locked(completion.op, error, ready)
-                self._advance_all_locked(ready)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        with self._lock:
+            if self._closed or not claim(completion, error):
+                return
+            ready: list[Op] = []
+            self._complete_async_locked(completion.op, error, ready)
+            self._advance_all_locked(ready)
 
     def _complete_async_locked(self, op: Op, error: BaseException | Failure | None, ready: list[Op]) -> None:
         stream = op._lane.stream
