@@ -58,10 +58,13 @@ __all__ = sorted(
         "Device",
         "DeviceError",
         "NodeLostError",
+        "autograd",
         "cpu",
         "cuda",
+        "enable_grad",
         "engine",
         "gpu",
+        "no_grad",
         "num_gpus",
         "profile",
         "set_cpu_devices",
@@ -86,6 +89,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["profile"] = profile
         return profile
+    if name in ("autograd", "no_grad", "enable_grad"):
+        import autopar.autograd as autograd
+
+        globals().update(autograd=autograd, no_grad=autograd.no_grad, enable_grad=autograd.enable_grad)
+        return globals()[name]
     raise AttributeError(f"module 'autopar' has no attribute {name!r}")
 
 

@@ -132,3 +132,292 @@ on gradients, sparse gradients.
 """
 
 from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from autopar.arrays._table import OpDef
+
+if TYPE_CHECKING:
+    from autopar.arrays._array import NDArray
+    from autopar.arrays._views import Storage, View
+    from autopar.devices import Device
+
+OFF, DEFAULT, RECORD = 0, 1, 2
+GRAD_REQS = ("write", "add", "null")
+
+# Becomes True when the first array requires grad; until then the dispatcher checks nothing else.
+used = False
+
+
+class _State(threading.local):
+    mode = DEFAULT
+    training = False  # MXNet's train mode: record() enters it, pause() leaves it
+
+
+_state = _State()
+_seq = itertools.count()
+
+
+class Leaf:
+    """An array the user marked: where its gradient goes, and how."""
+
+    __slots__ = ("grad", "req", "always", "shape", "dtype", "device")
+
+    def __init__(self, array: NDArray, req: str, always: bool) -> None:
+        self.grad: NDArray | None = None
+        self.req = req  # "write": each backward overwrites; "add": accumulate; "null": no gradient
+        self.always = always  # PyTorch style: recorded outside record() too
+        self.shape = array.shape
+        self.dtype = array._dtype
+        self.device = array.device
+
+    def __repr__(self) -> str:
+        return f"<Leaf grad_req={self.req!r}>"
+
+
+class Node:
+    """One recorded op: what its gradient op needs.
+
+    ``inputs`` are the records (``Leaf`` or ``Edge``) of the inputs that
+    require grad, ``positions`` where they are among the op's arguments,
+    ``reads`` the vars the gradient op reads (its inputs' and results'),
+    ``outputs`` the results' storages (``None`` for a result that carries no
+    gradient). ``saved`` is set by the forward op: the results as torch
+    computed them (with their graph) and the leaves it ran on. A view node
+    (``rel`` set) saves nothing.
+    """
+
+    __slots__ = ("entry", "name", "device", "lane", "inputs", "positions", "in_meta", "reads", "outputs", "saved",
+                 "rel", "seq", "always", "consumed")  # fmt: skip
+
+    def __init__(self, entry: OpDef | None, name: str, device: Device, lane: str, always: bool) -> None:
+        self.entry = entry
+        self.name = name
+        self.device = device
+        self.lane = lane
+        self.inputs: tuple[Leaf | Edge, ...] = ()
+        self.positions: tuple[int, ...] = ()
+        self.in_meta: tuple[tuple[tuple[int, ...], Any, Device], ...] = ()  # (shape, dtype, device) per input
+        self.reads: tuple[Any, ...] = ()
+        self.outputs: tuple[Storage | None, ...] = ()
+        self.saved: tuple[tuple[torch.Tensor | None, ...], list[torch.Tensor]] | None = None
+        self.rel: View | None = None
+        self.seq = next(_seq)
+        self.always = always
+        self.consumed = False
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name} #{self.seq} on {self.device}>"
+
+
+class Edge:
+    """Result ``index`` of a recorded ``node``: the record an op's result carries."""
+
+    __slots__ = ("node", "index", "always")
+
+    def __init__(self, node: Node, index: int) -> None:
+        self.node = node
+        self.index = index
+        self.always = node.always
+
+    def __repr__(self) -> str:
+        return f"<Edge {self.node.name}[{self.index}]>"
+
+
+# -- the per-thread state and its blocks ---------------------------------------------------------
+
+
+def is_recording() -> bool:
+    """True inside ``autograd.record()`` (MXNet)."""
+    return _state.mode == RECORD
+
+
+def is_grad_enabled() -> bool:
+    """False inside ``no_grad()`` / ``autograd.pause()`` (PyTorch's grad mode)."""
+    return _state.mode != OFF
+
+
+def is_training() -> bool:
+    """MXNet's train mode: True inside ``record()`` (``train_mode=True``) and ``train_mode()``."""
+    return _state.training
+
+
+@contextmanager
+def _enter(mode: int | None, training: bool | None) -> Iterator[None]:
+    state = _state
+    old_mode, old_training = state.mode, state.training
+    if mode is not None:
+        state.mode = mode
+    if training is not None:
+        state.training = training
+    try:
+        yield
+    finally:
+        state.mode, state.training = old_mode, old_training
+
+
+def record(train_mode: bool = True) -> Any:
+    """``with autograd.record():`` ops on arrays that require grad are recorded (MXNet)."""
+    return _enter(RECORD, train_mode)
+
+
+def pause(train_mode: bool = False) -> Any:
+    """``with autograd.pause():`` nothing is recorded (MXNet)."""
+    return _enter(OFF, train_mode)
+
+
+def no_grad() -> Any:
+    """``with autopar.no_grad():`` nothing is recorded (PyTorch); train mode is left as it is."""
+    return _enter(OFF, None)
+
+
+def enable_grad() -> Any:
+    """``with autopar.enable_grad():`` PyTorch's grad mode back on inside ``no_grad()``."""
+    return _enter(DEFAULT if _state.mode == OFF else None, None)
+
+
+def train_mode() -> Any:
+    """MXNet's ``autograd.train_mode()``: train mode without recording."""
+    return _enter(None, True)
+
+
+def predict_mode() -> Any:
+    """MXNet's ``autograd.predict_mode()``."""
+    return _enter(None, False)
+
+
+# -- marking leaves ----------------------------------------------------------------------------------
+
+
+def mark(array: NDArray, req: str, always: bool, zeros: bool) -> None:
+    """Make ``array`` a leaf that requires grad (``attach_grad`` / ``requires_grad_``)."""
+    global used
+    if req not in GRAD_REQS:
+        raise ValueError(f"attach_grad: grad_req={req!r}; expected one of {', '.join(GRAD_REQS)}")
+    if array._dtype.kind not in "fc":
+        raise TypeError(
+            f"{'requires_grad' if always else 'attach_grad'}: only floating and complex arrays can require "
+            f"gradients; this one is {array._dtype.name} (cast it first: x.astype('float32'))"
+        )
+    if req == "null":
+        array._ag = None
+        return
+    leaf = Leaf(array, req, always)
+    if zeros:
+        from autopar.arrays._creation import zeros as make_zeros
+
+        leaf.grad = make_zeros(array.shape, dtype=array._dtype, device=array.device)
+    array._ag = leaf
+    used = True
+
+
+# -- what the dispatcher calls ---------------------------------------------------------------------
+
+
+def recording(entry: OpDef, args: Sequence[Any], out_dtypes: Sequence[Any], device: Device, lane: str,
+              name: str) -> Node | None:  # fmt: skip
+    """The node ``bind`` records for this call, or None (``used`` is True)."""
+    mode = _state.mode
+    if mode == OFF or not entry.differentiable:
+        return None
+    positions: list[int] = []
+    inputs: list[Leaf | Edge] = []
+    always = False
+    for i, a in enumerate(args):
+        ag = getattr(a, "_ag", None)
+        if ag is not None and a._dtype.kind in "fc":
+            positions.append(i)
+            inputs.append(ag)
+            always = always or ag.always
+    if not positions or (mode == DEFAULT and not always):
+        return None
+    if not any(d.kind in "fc" for d in out_dtypes):
+        return None
+    node = Node(entry, name, device, lane, always)
+    node.inputs = tuple(inputs)
+    node.positions = tuple(positions)
+    node.in_meta = tuple((args[i].shape, args[i]._dtype, args[i].device) for i in positions)
+    return node
+
+
+def attach(node: Node, results: Sequence[NDArray], args: Sequence[Any]) -> None:
+    """Give the results of a recorded op their records; note the vars its gradient reads."""
+    outputs: list[Storage | None] = []
+    for i, r in enumerate(results):
+        if r._dtype.kind in "fc":
+            r._ag = Edge(node, i)
+            outputs.append(r._storage)
+        else:
+            outputs.append(None)
+    node.outputs = tuple(outputs)
+    reads = {id(s.var): s.var for s in outputs if s is not None}
+    for a in args:
+        storage = getattr(a, "_storage", None)
+        if storage is not None:
+            reads[id(storage.var)] = storage.var
+    node.reads = tuple(reads.values())
+
+
+def capture(node: Node, leaves: list[torch.Tensor]) -> None:
+    """Inside the forward op, after its results were stored with their graph: keep the graph, detach them."""
+    kept: list[torch.Tensor | None] = []
+    for storage in node.outputs:
+        if storage is None:
+            kept.append(None)
+            continue
+        t = storage.tensor
+        kept.append(t if t is not None and t.requires_grad else None)
+        if t is not None:
+            storage.tensor = t.detach()
+    node.saved = (tuple(kept), leaves)
+
+
+def record_view(source: NDArray, result: NDArray, rel: View) -> None:
+    """``result`` is a view of ``source`` (which requires grad) seen through ``rel`` of a contiguous ``source``."""
+    mode = _state.mode
+    ag = source._ag
+    if mode == OFF or ag is None or (mode == DEFAULT and not ag.always):
+        return
+    node = Node(None, "view", source.device, "compute", ag.always)
+    node.inputs = (ag,)
+    node.positions = (0,)
+    node.in_meta = ((source.shape, source._dtype, source.device),)
+    node.rel = rel
+    node.outputs = (result._storage,)
+    result._ag = Edge(node, 0)
+
+
+def wants_view(source: NDArray) -> bool:
+    """Whether a view of ``source`` made now is recorded (then its caller computes ``rel``)."""
+    ag = source._ag
+    if ag is None:
+        return False
+    mode = _state.mode
+    return mode == RECORD or (mode == DEFAULT and ag.always)
+
+
+def check_inplace(op: str, target: NDArray, args: Sequence[Any]) -> None:
+    """An in-place write while an op would be recorded is not supported: raise at the call."""
+    mode = _state.mode
+    if mode == OFF:
+        return
+    for a in (target, *args):
+        ag = getattr(a, "_ag", None)
+        if ag is None or (mode == DEFAULT and not ag.always):
+            continue
+        who = "its target" if a is target else "a value it writes"
+        if type(ag) is Leaf:
+            kind = "a leaf that requires grad"
+        else:
+            kind = "a view of an array that requires grad" if ag.node.rel is not None else "the result of a recorded operation"
+        raise RuntimeError(
+            f"{op}: {who} is {kind}, and in-place operations are not recorded for gradients; "
+            f"write it out of place (y = y + 1, autopar.where, autopar.concat), or inside "
+            f"autopar.no_grad() / autograd.pause() when no gradient should flow through it"
+        )

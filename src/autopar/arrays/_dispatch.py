@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _dtypes, _views
+from autopar.arrays import _autograd, _dtypes, _views
 from autopar.arrays import _plan
 from autopar.arrays._plan import TINY_WORK, plan
 from autopar.arrays._dtypes import DType
@@ -125,7 +125,7 @@ def bind(
         if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and (
             type(second) is not _array.NDArray
             or second._view is None and second._storage.contiguous and second.device is first.device
-        ):
+        ) and (not _autograd.used or first._ag is None and getattr(second, "_ag", None) is None):
             return _array_and_number(entry, p, first, second, name)
     idx = p.arrays
     if len(idx) == 1:
@@ -179,7 +179,10 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev)
+    node = _autograd.recording(entry, args, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    if node is not None:
+        _autograd.attach(node, results if type(results) is tuple else (results,), args)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
     push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
@@ -252,6 +255,8 @@ def bind_into(
     op = what or entry.name
     p = plan(entry, args, static, target._dtype)
     arrays = [a for a in args if type(a) is _array.NDArray]
+    if _autograd.used:
+        _autograd.check_inplace(op, target, arrays)
     if device is None:
         dev = same_device(op, [target, *arrays])
     else:
@@ -294,11 +299,14 @@ def _runner(
     cuda_lane: str | None,
     target: NDArray | None = None,
     device: Device | None = None,
+    node: _autograd.Node | None = None,
 ) -> Callable[[], None]:
     """The engine op: read the inputs, cast, run the kernel, store."""
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
+    if node is not None:
+        return _recording_runner(entry, args, kernel_dtypes, static, store, cuda_lane, device, node)
     if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
         a, scalar = args
         kd = kernel_dtypes[0]
@@ -333,6 +341,47 @@ def _runner(
         if cuda_lane is not None and device is not None:
             _record_streams(prepared, device, cuda_lane, target)
         store(kernel(*tensors, **static), tensors)
+
+    return run
+
+
+def _recording_runner(
+    entry: OpDef,
+    args: Sequence[Any],
+    kernel_dtypes: tuple[torch.dtype, ...],
+    static: dict[str, Any],
+    store: Callable[[Any, Sequence[Any]], None],
+    cuda_lane: str | None,
+    device: Device | None,
+    node: _autograd.Node,
+) -> Callable[[], None]:
+    """The engine op of a recorded call: the kernel runs on leaves that require grad, and the
+    graph torch builds from them to the results is kept for the gradient (``_autograd.py``)."""
+    kernel = entry.kernel
+    value_of = _array.value_of
+    differentiable = frozenset(node.positions)
+    prepared = [a if type(a) is _array.NDArray else _Scalar(a if entry.scalars and i > 0 else torch.tensor(a, dtype=kd))
+                for i, (a, kd) in enumerate(zip(args, kernel_dtypes))]  # fmt: skip
+
+    def run() -> None:
+        leaves = []
+        tensors = []
+        with torch.enable_grad():
+            for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
+                if type(a) is _Scalar:
+                    tensors.append(a.value)
+                    continue
+                t = value_of(a)  # type: ignore[arg-type]
+                if i in differentiable:
+                    t = t.detach().requires_grad_()
+                    leaves.append(t)
+                if t.dtype is not kd:
+                    t = t.to(kd)
+                tensors.append(t)
+            if cuda_lane is not None and device is not None:
+                _record_streams(prepared, device, cuda_lane, None)
+            store(kernel(*tensors, **static), tensors)
+        _autograd.capture(node, leaves)
 
     return run
 
