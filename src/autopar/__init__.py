@@ -64,6 +64,7 @@ __all__ = sorted(
         "enable_grad",
         "engine",
         "gpu",
+        "nn",
         "no_grad",
         "num_gpus",
         "profile",
@@ -89,6 +90,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["profile"] = profile
         return profile
+    if name == "nn":
+        import autopar.nn as nn
+
+        globals()["nn"] = nn
+        return nn
     if name in ("autograd", "no_grad", "enable_grad"):
         import autopar.autograd as autograd
 

@@ -193,11 +193,12 @@ class Node:
     (``rel`` set) saves nothing.
     """
 
-    __slots__ = ("entry", "name", "device", "lane", "inputs", "positions", "in_meta", "reads", "outputs", "saved",
-                 "rel", "seq", "always", "consumed")  # fmt: skip
+    __slots__ = ("entry", "static", "name", "device", "lane", "inputs", "positions", "in_meta", "reads", "outputs",
+                 "saved", "rel", "seq", "always", "consumed")  # fmt: skip
 
     def __init__(self, entry: OpDef | None, name: str, device: Device, lane: str, always: bool) -> None:
         self.entry = entry
+        self.static: dict[str, Any] = {}
         self.name = name
         self.device = device
         self.lane = lane
@@ -320,8 +321,8 @@ def mark(array: NDArray, req: str, always: bool, zeros: bool) -> None:
 # -- what the dispatcher calls ---------------------------------------------------------------------
 
 
-def recording(entry: OpDef, args: Sequence[Any], out_dtypes: Sequence[Any], device: Device, lane: str,
-              name: str) -> Node | None:  # fmt: skip
+def recording(entry: OpDef, args: Sequence[Any], static: dict[str, Any], out_dtypes: Sequence[Any], device: Device,
+              lane: str, name: str) -> Node | None:  # fmt: skip
     """The node ``bind`` records for this call, or None (``used`` is True)."""
     mode = _state.mode
     if mode == OFF or not entry.differentiable:
@@ -340,6 +341,7 @@ def recording(entry: OpDef, args: Sequence[Any], out_dtypes: Sequence[Any], devi
     if not any(d.kind in "fc" for d in out_dtypes):
         return None
     node = Node(entry, name, device, lane, always)
+    node.static = static
     node.inputs = tuple(inputs)
     node.positions = tuple(positions)
     node.in_meta = tuple((args[i].shape, args[i]._dtype, args[i].device) for i in positions)
@@ -365,14 +367,18 @@ def attach(node: Node, results: Sequence[NDArray], args: Sequence[Any]) -> None:
 
 
 def capture(node: Node, leaves: list[torch.Tensor]) -> None:
-    """Inside the forward op, after its results were stored with their graph: keep the graph, detach them."""
+    """Inside the forward op, after its results were stored with their graph: keep the graph, detach them.
+
+    (For an entry with its own ``vjp``, ``leaves`` are all the kernel's inputs and the results are kept as they are.)
+    """
     kept: list[torch.Tensor | None] = []
+    own = node.entry is not None and node.entry.vjp is not None
     for storage in node.outputs:
         if storage is None:
             kept.append(None)
             continue
         t = storage.tensor
-        kept.append(t if t is not None and t.requires_grad else None)
+        kept.append(t if t is not None and (own or t.requires_grad) else None)
         if t is not None:
             storage.tensor = t.detach()
     node.saved = (tuple(kept), leaves)

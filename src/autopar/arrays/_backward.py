@@ -181,6 +181,8 @@ def _grad_tensor(source: Any, like: torch.Tensor) -> torch.Tensor:
 
 def _gradient(node: Node, grads: list[Any], targets: list[Any], retain: bool) -> Any:
     name = node.name
+    own_vjp = node.entry.vjp if node.entry is not None else None
+    static = node.static
 
     def run() -> None:
         saved = node.saved
@@ -193,7 +195,12 @@ def _gradient(node: Node, grads: list[Any], targets: list[Any], retain: bool) ->
             if source is not None and out is not None:
                 outs.append(out)
                 given.append(_grad_tensor(source, out))
-        if outs:
+        if own_vjp is not None:
+            cotangents = [None if s is None or o is None else _grad_tensor(s, o) for s, o in zip(grads, kept)]
+            given = [c for c in cotangents if c is not None]
+            every = own_vjp(tuple(cotangents), tuple(leaves), tuple(kept), **static)
+            results = tuple(every[p] for p in node.positions)
+        elif outs:
             try:
                 results = _run_backward(tuple(outs), tuple(given), retain, False, tuple(leaves), True, False)
             except RuntimeError as error:
@@ -209,6 +216,8 @@ def _gradient(node: Node, grads: list[Any], targets: list[Any], retain: bool) ->
         if not retain:
             node.saved = None
         for (storage, how, meta), g in zip(targets, results):
+            if g is not None and g.dtype is not meta[1]:
+                g = g.to(meta[1])
             _write(storage, how, g, meta, given)
 
     return run
@@ -244,7 +253,7 @@ def _write(storage: Any, how: int, g: torch.Tensor | None, meta: tuple[Any, ...]
     if t is not None:
         t.copy_(g)
         return
-    g = g.detach()
+    g = g.detach().resolve_conj().resolve_neg()
     for other in given:  # torch passes gradients through (add, reshape): never share a tensor with another array
         if _views.shares(g, other):
             g = g.clone()

@@ -179,7 +179,7 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    node = _autograd.recording(entry, args, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
     if node is not None:
         _autograd.attach(node, results if type(results) is tuple else (results,), args)
     run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
@@ -359,14 +359,15 @@ def _recording_runner(
     graph torch builds from them to the results is kept for the gradient (``_autograd.py``)."""
     kernel = entry.kernel
     value_of = _array.value_of
-    differentiable = frozenset(node.positions)
+    differentiable = frozenset(node.positions) if entry.vjp is None else frozenset()  # OpDef.vjp: no graph
+    grad_mode = entry.vjp is None
     prepared = [a if type(a) is _array.NDArray else _Scalar(a if entry.scalars and i > 0 else torch.tensor(a, dtype=kd))
                 for i, (a, kd) in enumerate(zip(args, kernel_dtypes))]  # fmt: skip
 
     def run() -> None:
         leaves = []
         tensors = []
-        with torch.enable_grad():
+        with torch.set_grad_enabled(grad_mode):
             for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
                 if type(a) is _Scalar:
                     tensors.append(a.value)
@@ -381,7 +382,7 @@ def _recording_runner(
             if cuda_lane is not None and device is not None:
                 _record_streams(prepared, device, cuda_lane, None)
             store(kernel(*tensors, **static), tensors)
-        _autograd.capture(node, leaves)
+        _autograd.capture(node, leaves if grad_mode else tensors)
 
     return run
 

@@ -316,8 +316,9 @@ def _first(d: tuple[Any, ...], s: dict[str, Any]) -> tuple[Any, ...]:
 
 define("index", _index, fixed(_first))
 define("index_masked", _index, fixed(_first), data_dependent=True)
-define("index_put", _index_put, fixed(_first), shape=lambda op, shapes, s: (shapes[0],))
-define("assign", _assign, same(), shape=lambda op, shapes, s: (shapes[0],))
+# In place only (through bind_into), and in-place writes are never recorded for gradients (_autograd.py).
+define("index_put", _index_put, fixed(_first), shape=lambda op, shapes, s: (shapes[0],), differentiable=False)
+define("assign", _assign, same(), shape=lambda op, shapes, s: (shapes[0],), differentiable=False)
 define("take", _take, fixed(_first))
 define("take_along_axis", _take_along, fixed(_first))
 

@@ -1,0 +1,257 @@
+"""One gradient case per differentiable entry of the op table: inputs, and the same function
+written with autopar and with torch (the oracle: torch autograd on torch's own spelling).
+
+A case is ``Case(draw_inputs, ours, theirs)``: ``draw_inputs(data)`` draws the float64
+inputs that require grad; ``ours(*arrays)`` and ``theirs(*tensors)`` return a result or a
+tuple of them. ``test_gradients.py`` checks that ``ours`` records the entry the case is named
+after, and that every differentiable entry has a case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as TF
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autopar as ap
+import autopar.nn.functional as F
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+
+
+def values(data: Any, shape: Any, lo: float = -2.0, hi: float = 2.0, complex_: bool = False) -> np.ndarray:
+    floats = st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    x = data.draw(hnp.arrays(np.float64, shape, elements=floats))
+    if complex_:
+        x = x + 1j * data.draw(hnp.arrays(np.float64, shape, elements=floats))
+    return x
+
+
+@dataclass
+class Case:
+    draw: Callable[[Any], list[np.ndarray]]
+    ours: Callable[..., Any]
+    theirs: Callable[..., Any]
+
+
+def one(lo: float = -2.0, hi: float = 2.0, shapes: Any = SHAPES, complex_: bool = False) -> Callable[[Any], list[np.ndarray]]:
+    return lambda data: [values(data, data.draw(shapes), lo, hi, complex_)]
+
+
+def two(lo: float = -2.0, hi: float = 2.0, lo2: float | None = None, hi2: float | None = None) -> Callable[[Any], list[np.ndarray]]:
+    def draw(data: Any) -> list[np.ndarray]:
+        s1, s2 = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4)).input_shapes
+        return [values(data, s1, lo, hi), values(data, s2, lo if lo2 is None else lo2, hi if hi2 is None else hi2)]
+
+    return draw
+
+
+def fixed(*shapes: tuple[int, ...], lo: float = -2.0, hi: float = 2.0, complex_: bool = False) -> Callable[[Any], list[np.ndarray]]:
+    return lambda data: [values(data, s, lo, hi, complex_) for s in shapes]
+
+
+def square(n: int = 3) -> Callable[[Any], list[np.ndarray]]:
+    return fixed((n, n))
+
+
+CASES: dict[str, Case] = {}
+
+# -- elementwise ----------------------------------------------------------------------------------------
+
+UNARY = {
+    "acos": (-0.9, 0.9), "asin": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0), "log": (0.2, 3.0),
+    "log2": (0.2, 3.0), "log10": (0.2, 3.0), "sqrt": (0.2, 3.0), "rsqrt": (0.2, 3.0), "reciprocal": (0.2, 3.0),
+    "log1p": (-0.5, 3.0), "tan": (-1.2, 1.2), "cbrt": (0.2, 3.0), "asinh": (-2, 2), "atan": (-2, 2), "cos": (-2, 2),
+    "cosh": (-2, 2), "exp": (-2, 2), "expm1": (-2, 2), "sin": (-2, 2), "sinh": (-2, 2), "tanh": (-2, 2),
+    "exp2": (-2, 2), "sigmoid": (-2, 2), "sinc": (-2, 2), "rad2deg": (-2, 2), "deg2rad": (-2, 2), "erf": (-2, 2),
+    "abs": (-2, 2), "negative": (-2, 2), "positive": (-2, 2), "square": (-2, 2), "sign": (-2, 2), "ceil": (-2, 2),
+    "floor": (-2, 2), "trunc": (-2, 2), "round": (-2, 2), "relu": (-2, 2),
+}  # fmt: skip
+TORCH_UNARY = {"negative": torch.neg, "cbrt": lambda t: t.pow(1.0 / 3.0), "relu": torch.relu, "square": torch.square}
+for _name, (_lo, _hi) in UNARY.items():
+    CASES[_name] = Case(one(_lo, _hi), getattr(ap, _name), TORCH_UNARY.get(_name) or getattr(torch, _name))
+
+# complex inputs for the ops that read complex numbers
+CASES["conj"] = Case(one(complex_=True), ap.conj, torch.conj_physical)
+CASES["real"] = Case(one(complex_=True), ap.real, torch.real)
+CASES["imag"] = Case(one(complex_=True), ap.imag, torch.imag)
+CASES["angle"] = Case(one(complex_=True), ap.angle, torch.angle)
+CASES["i0"] = Case(one(), ap.i0, torch.i0)
+
+BINARY = {
+    "add": (torch.add, (-2, 2, None, None)), "subtract": (torch.sub, (-2, 2, None, None)),
+    "multiply": (torch.mul, (-2, 2, None, None)), "divide": (torch.div, (-2, 2, 0.5, 2.0)),
+    "remainder": (torch.remainder, (-3, 3, 0.5, 2.0)), "pow": (torch.pow, (0.5, 2.0, -2.0, 2.0)),
+    "atan2": (torch.atan2, (-2, 2, 0.5, 2.0)), "copysign": (torch.copysign, (-2, 2, None, None)),
+    "hypot": (torch.hypot, (0.5, 2.0, None, None)), "logaddexp": (torch.logaddexp, (-2, 2, None, None)),
+    "logaddexp2": (torch.logaddexp2, (-2, 2, None, None)), "nextafter": (torch.nextafter, (-2, 2, None, None)),
+    "fmod": (torch.fmod, (-3, 3, 0.5, 2.0)), "float_power": (torch.float_power, (0.5, 2.0, -2.0, 2.0)),
+    "ldexp": (torch.ldexp, (-2, 2, -2.0, 2.0)), "fmax": (torch.fmax, (-2, 2, None, None)),
+    "fmin": (torch.fmin, (-2, 2, None, None)), "maximum": (torch.maximum, (-2, 2, None, None)),
+    "minimum": (torch.minimum, (-2, 2, None, None)),
+}  # fmt: skip
+for _name, (_fn, _range) in BINARY.items():
+    CASES[_name] = Case(two(*_range), getattr(ap, _name), _fn)
+
+
+def _zeros_like_inputs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """torch has no derivative of floor_divide: the true one is 0 almost everywhere."""
+    return torch.floor_divide(a.detach(), b.detach()) + 0.0 * (a + b)
+
+
+def _heaviside(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """torch has no derivative of heaviside: 0 in x, the chosen value where x == 0."""
+    return torch.where(x.detach() == 0, v + 0.0 * x, torch.heaviside(x.detach(), v.detach()) + 0.0 * (x + v))
+
+
+CASES["floor_divide"] = Case(two(-3, 3, 0.5, 2.0), ap.floor_divide, _zeros_like_inputs)
+CASES["heaviside"] = Case(lambda d: [np.array([-1.0, 0.0, 2.0, 0.0]), values(d, (4,))], ap.heaviside, _heaviside)
+
+# -- reductions and scans -----------------------------------------------------------------------------
+
+
+def reduction(ours: Callable[..., Any], theirs: Callable[..., Any], lo: float = -2.0, hi: float = 2.0) -> Case:
+    def draw(data: Any) -> list[np.ndarray]:
+        return [values(data, data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)), lo, hi)]
+
+    return Case(draw, lambda x: ours(x, axis=-1, keepdims=x.ndim > 1), lambda t: theirs(t, dim=-1, keepdim=t.dim() > 1))
+
+
+CASES["sum"] = reduction(ap.sum, torch.sum)
+CASES["prod"] = reduction(ap.prod, lambda t, dim, keepdim: torch.prod(t, dim, keepdim=keepdim), 0.5, 1.5)
+CASES["nansum"] = reduction(ap.nansum, torch.nansum)
+CASES["mean"] = reduction(ap.mean, torch.mean)
+CASES["max"] = reduction(ap.max, torch.amax)
+CASES["min"] = reduction(ap.min, torch.amin)
+CASES["logsumexp"] = reduction(ap.logsumexp, torch.logsumexp)
+CASES["var"] = Case(fixed((3, 4)), lambda x: ap.var(x, axis=0, correction=1), lambda t: torch.var(t, dim=0, correction=1))
+CASES["std"] = Case(fixed((3, 4)), lambda x: ap.std(x, axis=1), lambda t: torch.std(t, dim=1, correction=0))
+CASES["cumulative_sum"] = Case(fixed((3, 4)), lambda x: ap.cumulative_sum(x, axis=1), lambda t: torch.cumsum(t, 1))
+CASES["cumulative_prod"] = Case(fixed((3, 4), lo=0.5, hi=1.5), lambda x: ap.cumulative_prod(x, axis=0),
+                                lambda t: torch.cumprod(t, 0))  # fmt: skip
+
+# -- products ---------------------------------------------------------------------------------------------
+
+CASES["matmul"] = Case(fixed((2, 3, 4), (4, 5)), ap.matmul, torch.matmul)
+CASES["mm"] = Case(fixed((3, 4), (4, 2)), ap.mm, torch.mm)
+CASES["dot"] = Case(fixed((4,), (4,)), ap.dot, torch.dot)
+CASES["vecdot"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
+CASES["tensordot"] = Case(fixed((2, 3, 4), (3, 4, 2)), lambda a, b: ap.tensordot(a, b, axes=2),
+                          lambda a, b: torch.tensordot(a, b, dims=2))  # fmt: skip
+CASES["outer"] = Case(fixed((3,), (4,)), ap.outer, torch.outer)
+CASES["inner"] = Case(fixed((2, 3), (4, 3)), ap.inner, torch.inner)
+CASES["kron"] = Case(fixed((2, 2), (3, 2)), ap.kron, torch.kron)
+CASES["cross"] = Case(fixed((2, 3), (2, 3)), ap.cross, lambda a, b: torch.linalg.cross(a, b))
+CASES["einsum"] = Case(fixed((2, 3), (3, 4)), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
+CASES["trace"] = Case(fixed((3, 4)), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
+CASES["diagonal"] = Case(fixed((3, 4)), lambda a: ap.linalg.diagonal(a, offset=-1), lambda a: torch.diagonal(a, -1))
+
+# -- manipulation, indexing, searching ---------------------------------------------------------------------
+
+CASES["reshape"] = Case(fixed((3, 4)), lambda a: ap.reshape(a.T, (2, 6)), lambda a: a.T.reshape(2, 6))
+CASES["concat"] = Case(fixed((2, 3), (1, 3)), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
+CASES["stack"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
+CASES["broadcast_to"] = Case(fixed((3, 1)), lambda a: ap.broadcast_to(a, (2, 3, 4)), lambda a: a.expand(2, 3, 4))
+CASES["roll"] = Case(fixed((3, 4)), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
+CASES["repeat"] = Case(fixed((2, 3)), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
+CASES["repeat_by_array"] = Case(fixed((3,)), lambda a: ap.repeat(a, ap.asarray([1, 0, 2])),
+                                lambda a: torch.repeat_interleave(a, torch.tensor([1, 0, 2])))  # fmt: skip
+CASES["tile"] = Case(fixed((2, 3)), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
+CASES["take"] = Case(fixed((4, 3)), lambda a: ap.take(a, ap.asarray([3, 0, 3]), axis=0), lambda a: a[[3, 0, 3]])
+CASES["take_along_axis"] = Case(fixed((2, 3)), lambda a: ap.take_along_axis(a, ap.asarray([[2, 0], [1, 1]]), axis=1),
+                                lambda a: torch.take_along_dim(a, torch.tensor([[2, 0], [1, 1]]), 1))  # fmt: skip
+CASES["index"] = Case(fixed((4, 3)), lambda a: a[[0, 2, 2], 1:], lambda a: a[[0, 2, 2], 1:])
+CASES["index_masked"] = Case(lambda d: [np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, 0.5]])], lambda a: a[a > 0], lambda a: a[a > 0])
+CASES["where"] = Case(fixed((2, 3), (3,)), lambda a, b: ap.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b))
+CASES["sort"] = Case(fixed((3, 4)), lambda a: ap.sort(a, axis=0), lambda a: torch.sort(a, 0).values)
+CASES["astype"] = Case(fixed((2, 3)), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
+CASES["copy"] = Case(fixed((2, 3)), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
+CASES["tril"] = Case(fixed((3, 4)), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
+CASES["triu"] = Case(fixed((3, 4)), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
+CASES["diff"] = Case(fixed((3, 5)), lambda a: ap.diff(a, n=2, axis=1), lambda a: torch.diff(a, n=2, dim=1))
+CASES["pad"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
+CASES["rot90"] = Case(fixed((2, 3)), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
+CASES["nan_to_num"] = Case(fixed((2, 3)), lambda a: ap.nan_to_num(a / a.sum()), lambda a: torch.nan_to_num(a / a.sum()))
+CASES["quantile"] = Case(fixed((3, 5)), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
+CASES["nanquantile"] = Case(fixed((3, 5)), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
+CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
+CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
+CASES["trapezoid"] = Case(fixed((3, 5)), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
+
+# -- fft ------------------------------------------------------------------------------------------------------
+
+for _name in ("fft", "ifft", "fftn", "ifftn"):
+    CASES[f"fft.{_name}"] = Case(fixed((3, 4), complex_=True), getattr(ap.fft, _name), getattr(torch.fft, _name))
+for _name in ("rfft", "rfftn", "ihfft"):
+    CASES[f"fft.{_name}"] = Case(fixed((3, 4)), getattr(ap.fft, _name), getattr(torch.fft, _name))
+CASES["fft.irfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfft(z, n=6), lambda z: torch.fft.irfft(z, n=6))
+CASES["fft.irfftn"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfftn(z, s=(3, 6)), lambda z: torch.fft.irfftn(z, s=(3, 6)))
+CASES["fft.hfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.hfft(z, n=6), lambda z: torch.fft.hfft(z, n=6))
+CASES["fft.fftshift"] = Case(fixed((3, 4)), ap.fft.fftshift, torch.fft.fftshift)
+CASES["fft.ifftshift"] = Case(fixed((3, 4)), ap.fft.ifftshift, torch.fft.ifftshift)
+
+# -- linalg (well-conditioned inputs built inside, the same way on both sides) ----------------------------------
+
+
+def spd(lib: Any, b: Any) -> Any:
+    return b @ b.T + 3.0 * (ap.eye(b.shape[0], dtype=b.dtype) if lib is ap else torch.eye(b.shape[0], dtype=b.dtype))
+
+
+def sym(b: Any) -> Any:
+    return (b + b.T) * 0.5
+
+
+CASES["linalg.cholesky"] = Case(square(), lambda b: ap.linalg.cholesky(spd(ap, b)), lambda b: torch.linalg.cholesky(spd(torch, b)))
+CASES["linalg.det"] = Case(square(), ap.linalg.det, torch.linalg.det)
+CASES["linalg.slogdet"] = Case(square(), lambda b: ap.linalg.slogdet(spd(ap, b)).logabsdet,
+                               lambda b: torch.linalg.slogdet(spd(torch, b)).logabsdet)  # fmt: skip
+CASES["linalg.inv"] = Case(square(), lambda b: ap.linalg.inv(spd(ap, b)), lambda b: torch.linalg.inv(spd(torch, b)))
+CASES["linalg.solve"] = Case(fixed((3, 3), (3, 2)), lambda b, y: ap.linalg.solve(spd(ap, b), y),
+                             lambda b, y: torch.linalg.solve(spd(torch, b), y))  # fmt: skip
+CASES["linalg.pinv"] = Case(fixed((3, 2)), ap.linalg.pinv, torch.linalg.pinv)
+CASES["linalg.matrix_power"] = Case(square(), lambda b: ap.linalg.matrix_power(b, 3), lambda b: torch.linalg.matrix_power(b, 3))
+CASES["linalg.eigvalsh"] = Case(square(), lambda b: ap.linalg.eigvalsh(sym(b)), lambda b: torch.linalg.eigvalsh(sym(b)))
+CASES["linalg.eigh"] = Case(square(), lambda b: tuple((v * v if i else v) for i, v in enumerate(ap.linalg.eigh(sym(b)))),
+                            lambda b: tuple((v * v if i else v) for i, v in enumerate(torch.linalg.eigh(sym(b)))))  # fmt: skip
+CASES["linalg.qr"] = Case(fixed((4, 3)), lambda b: tuple(ap.linalg.qr(b)), lambda b: tuple(torch.linalg.qr(b)))
+CASES["linalg.svd"] = Case(fixed((3, 3)), lambda b: tuple(u * u for u in ap.linalg.svd(spd(ap, b))),
+                           lambda b: tuple(u * u for u in torch.linalg.svd(spd(torch, b))))  # fmt: skip
+CASES["linalg.svdvals"] = Case(fixed((4, 3)), ap.linalg.svdvals, torch.linalg.svdvals)
+CASES["linalg.vector_norm"] = Case(one(0.2, 2.0), lambda x: ap.linalg.vector_norm(x, ord=3), lambda x: torch.linalg.vector_norm(x, ord=3))
+CASES["linalg.matrix_norm"] = Case(fixed((3, 4)), ap.linalg.matrix_norm, torch.linalg.matrix_norm)
+
+# -- softmax and the nn ops -----------------------------------------------------------------------------------------
+
+CASES["softmax"] = Case(fixed((3, 4)), lambda x: F.softmax(x, dim=0), lambda x: torch.softmax(x, 0))
+CASES["log_softmax"] = Case(fixed((3, 4)), lambda x: ap.npx.log_softmax(x), lambda x: torch.log_softmax(x, -1))
+CASES["conv2d"] = Case(fixed((2, 3, 7, 6), (4, 3, 3, 2), (4,)), lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1),
+                       lambda x, w, b: TF.conv2d(x, w, b, stride=(2, 1), padding=1))  # fmt: skip
+CASES["max_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+                           lambda x: TF.max_pool2d(x, 3, stride=2, padding=1))  # fmt: skip
+CASES["avg_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.avg_pool2d(x, 2), lambda x: TF.avg_pool2d(x, 2))
+CASES["adaptive_avg_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
+                                    lambda x: TF.adaptive_avg_pool2d(x, (2, 3)))  # fmt: skip
+CASES["linear"] = Case(fixed((5, 4), (3, 4), (3,)), F.linear, TF.linear)
+_CLASSES, _WEIGHTS = [0, 3, 1, 1, 2], [0.5, 1.0, 2.0, 1.5]  # the class weights are constants (torch: not differentiable)
+CASES["cross_entropy"] = Case(fixed((5, 4)), lambda x: F.cross_entropy(x, ap.asarray(_CLASSES), ap.asarray(_WEIGHTS), label_smoothing=0.1),
+                              lambda x: TF.cross_entropy(x, torch.tensor(_CLASSES), torch.tensor(_WEIGHTS, dtype=torch.float64),
+                                                         label_smoothing=0.1))  # fmt: skip
+CASES["batch_norm"] = Case(fixed((4, 3, 2, 2), (3,), (3,)),
+                           lambda x, w, b: F.batch_norm(x, ap.zeros(3, dtype="float64"), ap.ones(3, dtype="float64"), w, b,
+                                                        training=True),
+                           lambda x, w, b: TF.batch_norm(x, torch.zeros(3, dtype=torch.float64),
+                                                         torch.ones(3, dtype=torch.float64), w, b, training=True))  # fmt: skip
+
+
+def _dropout_oracle(x: torch.Tensor) -> torch.Tensor:
+    """The mask is autopar's own draw: test_gradients checks dropout against its result instead."""
+    raise NotImplementedError
+
+
+CASES["dropout"] = Case(fixed((50,), lo=0.5, hi=2.0), lambda x: F.dropout(x, 0.3), _dropout_oracle)
