@@ -135,3 +135,22 @@ def test_a_profile_block_inside_an_op_raises_instead_of_waiting_for_itself(polic
     assert len(errors) == 1
     assert "profile() (leaving its block) was called inside engine operation 'profiled'" in str(errors[0])
     engine.set_engine("threaded")
+
+
+def test_gradient_traffic_hidden_behind_compute_is_measured() -> None:
+    """Records of a known timeline: a sum half under a backward op, a copy wholly under it."""
+    from autopar.profiler import OpRecord, Profile
+
+    prof = Profile()
+    ms = 1_000_000
+    prof.records += [
+        OpRecord("backward conv2d", "cpu:0", "compute", 0, 1 * ms, 100 * ms, "done"),
+        OpRecord("allreduce copy", "cpu:1", "copy", 0, 20 * ms, 40 * ms, "done"),
+        OpRecord("allreduce sum", "cpu:0", "copy", 0, 80 * ms, 120 * ms, "done"),
+        OpRecord("copyto", "cpu:1", "copy", 0, 150 * ms, 160 * ms, "done"),  # not gradient traffic
+    ]
+    summary = prof.summary()
+    assert summary.traffic_s == pytest.approx(0.060)
+    assert summary.traffic_hidden_s == pytest.approx(0.040)  # 20-40 and 80-100
+    assert summary.traffic_hidden_share == pytest.approx(2 / 3)
+    assert "gradient traffic (allreduce copies and sums) 0.0600 s, 66.7% of it while a compute lane was busy" in str(summary)

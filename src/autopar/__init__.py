@@ -67,6 +67,7 @@ __all__ = sorted(
         "nn",
         "no_grad",
         "num_gpus",
+        "parallel",
         "profile",
         "set_cpu_devices",
         "synchronize",
@@ -90,11 +91,11 @@ def __getattr__(name: str) -> Any:
 
         globals()["profile"] = profile
         return profile
-    if name == "nn":
-        import autopar.nn as nn
+    if name in ("nn", "parallel"):
+        import importlib
 
-        globals()["nn"] = nn
-        return nn
+        module = globals()[name] = importlib.import_module(f"autopar.{name}")
+        return module
     if name in ("autograd", "no_grad", "enable_grad"):
         import autopar.autograd as autograd
 
