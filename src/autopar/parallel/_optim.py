@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autopar.arrays import _updates  # noqa: F401  (the update entries)
 from autopar.arrays._array import NDArray
 from autopar.arrays._creation import zeros_like
 from autopar.arrays._dispatch import bind_into
