@@ -138,7 +138,8 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
     if engine.get_engine() != "threaded":
         pytest.skip("the gate needs a threaded engine")
     replicas, xs = _two_layer(devices)
-    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), bucket_size=30)  # a bucket per layer (48, 24)
+    assert trainer.buckets == [[1], [0]]
     with autograd.record():
         losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
     gate: list[engine.Completion] = []  # holds x on cpu:0 after the forward: layer 1's gradient op there waits
@@ -166,6 +167,24 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
     assert done, "the last layer's sum and update waited for the first layer's backward"
     assert before.count(("backward matmul", "cpu:0")) == 1, before  # layer 2's ran on cpu:0, layer 1's had not
     assert ("allreduce sum", "cpu:0") in before and ("allreduce sum", "cpu:1") in before, before
+
+
+def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) -> None:  # type: ignore[no-untyped-def]
+    replicas, xs = _two_layer(devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), average=False)  # one bucket of 72
+    assert trainer.buckets == [[1, 0]]
+    assert all(p.grad._storage is trainer.flats[d][0]._storage for d, row in enumerate(replicas) for p in row)
+    before = [p.numpy() for p in replicas[0]]
+    with autograd.record():
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
+    trainer.step(losses)
+    tx = [torch.from_numpy(x.numpy()) for x in xs]
+    tp = [torch.tensor(b, requires_grad=True) for b in before]
+    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
+    for row in replicas:
+        for p, t, b in zip(row, tp, before):
+            np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(p.numpy(), b - 0.1 * t.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(devices) -> None:  # type: ignore[no-untyped-def]

@@ -146,13 +146,15 @@ class _Pass:
             dest, how = self.target(ag, ag.shape, ag.dtype, ag.device)
         source = None if g is ONES else g._storage
         meta = (dest.shape, dest.dtype.torch, dest.device.torch_device)
+        view = dest._view
 
         def seed() -> None:
             value = torch.ones(meta[0], dtype=meta[1], device=meta[2]) if source is None else source.tensor
-            _write(dest._storage, how, value, meta, () if source is None else (value,))
+            _write(dest._storage, view, how, value, meta, () if source is None else (value,))
 
         reads = () if source is None else (source.var,)
-        push(seed, reads + ((dest._storage.var,) if how == ADD else ()), (dest._storage.var,), dest.device,
+        partial = how == ADD or view is not None
+        push(seed, reads + ((dest._storage.var,) if partial else ()), (dest._storage.var,), dest.device,
              "backward seed", "compute")  # fmt: skip
 
     def push_node(self, node: Node) -> None:
@@ -162,13 +164,13 @@ class _Pass:
         targets = []
         for ag, (shape, dtype, device) in zip(node.inputs, node.in_meta):
             dest, how = self.target(ag, shape, dtype, device)
-            targets.append((dest._storage, how, (shape, dtype.torch, device.torch_device)))
+            targets.append((dest._storage, dest._view, how, (shape, dtype.torch, device.torch_device)))
         reads: list[engine.Var] = [o._storage.var for o in outs if o is not None and o is not ONES]
         reads.extend(node.reads)
         writes = []
-        for storage, how, _ in targets:
+        for storage, view, how, _ in targets:
             writes.append(storage.var)
-            if how == ADD:
+            if how == ADD or view is not None:  # a gradient that is part of a storage (a bucket) keeps the rest
                 reads.append(storage.var)
         grads = [None if o is None else ONES if o is ONES else o._storage for o in outs]
         fn = _view_gradient(node, grads[0], targets) if node.rel is not None else _gradient(node, grads, targets, self.retain)
@@ -215,10 +217,10 @@ def _gradient(node: Node, grads: list[Any], targets: list[Any], retain: bool) ->
             results = (None,) * len(leaves)
         if not retain:
             node.saved = None
-        for (storage, how, meta), g in zip(targets, results):
+        for (storage, view, how, meta), g in zip(targets, results):
             if g is not None and g.dtype is not meta[1]:
                 g = g.to(meta[1])
-            _write(storage, how, g, meta, given)
+            _write(storage, view, how, g, meta, given)
 
     return run
 
@@ -227,7 +229,7 @@ def _view_gradient(node: Node, source: Any, targets: list[Any]) -> Any:
     rel = node.rel
     shape, dtype, device = node.in_meta[0]
     tdtype, tdevice = dtype.torch, device.torch_device
-    ((storage, how, meta),) = targets
+    ((storage, view, how, meta),) = targets
 
     def run() -> None:
         with torch.enable_grad():
@@ -235,17 +237,26 @@ def _view_gradient(node: Node, source: Any, targets: list[Any]) -> Any:
             out = _views.read(leaf, rel)
         g = _grad_tensor(source, out)
         (result,) = _run_backward((out,), (g,), False, False, (leaf,), True, False)
-        _write(storage, how, result, meta, (g,))
+        _write(storage, view, how, result, meta, (g,))
 
     return run
 
 
-def _write(storage: Any, how: int, g: torch.Tensor | None, meta: tuple[Any, ...], given: Sequence[torch.Tensor]) -> None:
-    """Put a gradient into an accumulator: overwrite it (first contribution) or add to it."""
+def _write(storage: Any, view: Any, how: int, g: torch.Tensor | None, meta: tuple[Any, ...],
+           given: Sequence[torch.Tensor]) -> None:  # fmt: skip
+    """Put a gradient into an accumulator: overwrite it (first contribution) or add to it.
+
+    ``view`` is set when the accumulator is part of a storage (a ``.grad`` in a
+    gradient bucket): then the gradient is written through it.
+    """
     if g is None:
         if how == ADD:
             return
         g = torch.zeros(meta[0], dtype=meta[1], device=meta[2])
+    if view is not None:
+        base = storage.base()
+        _views.write(base, view, _views.read(base, view) + g if how == ADD else g)
+        return
     if how == ADD:
         storage.tensor.add_(g)
         return

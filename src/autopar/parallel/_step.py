@@ -6,13 +6,22 @@ device ``d``'s copies of the parameters (in the order the forward uses them)
 and ``losses[d]`` its loss, pushes, in this order:
 
 1. the backward of every loss (one gradient op per recorded op, ``_backward.py``);
-2. for each parameter, last used first -- the order backward makes their
-   gradients, as DDP's buckets assume --: ``allreduce`` of its gradients on
-   the copy lanes, then its update on every device.
+2. for each *bucket* of parameters, last used first -- the order backward
+   makes their gradients, as DDP's buckets assume --: ``allreduce`` of the
+   bucket on the copy lanes, then the update of each of its parameters on
+   every device.
 
-Each sum reads only its own parameter's gradients, so it starts when those
-are ready on every device, while backward goes on computing the gradients of
-earlier layers on the compute lanes; each update starts when its sum is done.
+Buckets are DDP's ``gradient_as_bucket_view``: on each device, the ``.grad``
+of the parameters of a bucket are views of one flat array, so backward's
+gradient ops write straight into it (each writes its part, ordered by the
+bucket's var) and the bucket is summed as one array -- a few ops per bucket
+instead of a few per parameter, and no copies in or out. Parameters join
+the current bucket, in reverse order, until it would hold more than
+``bucket_size`` elements (a parameter larger than that is a bucket alone).
+A bucket's sum reads the whole bucket, so it starts when the last gradient
+of the bucket is ready on every device, while backward goes on computing the
+gradients of earlier layers on the compute lanes; each update starts when
+its bucket is summed.
 The next step's forward, pushed right after, waits for exactly the updates it
 reads. ``step(losses, sync=False)`` skips the sums (each device updates with
 its own gradients): the baseline against which the sums' cost is measured.
@@ -32,6 +41,40 @@ from autopar.arrays._autograd import Leaf
 from autopar.arrays._backward import backward
 from autopar.parallel._collectives import allreduce, broadcast
 from autopar.parallel._optim import Optimizer
+
+
+BUCKET_SIZE = 1 << 15  # elements: LeNet's gradients fall in three buckets, ResNet-18's in one or two per stage
+
+
+def _buckets(params: Sequence[NDArray], size: int) -> list[list[int]]:
+    """Parameter indices grouped, last first, into buckets of at most ``size`` elements of one dtype."""
+    buckets: list[list[int]] = []
+    current: list[int] = []
+    filled = 0
+    for i in reversed(range(len(params))):
+        n = params[i].size
+        if current and (filled + n > size or params[i].dtype != params[current[0]].dtype):
+            buckets.append(current)
+            current, filled = [], 0
+        current.append(i)
+        filled += n
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+def _bucket_view(row: Sequence[NDArray], indices: Sequence[int]) -> NDArray:
+    """One flat array for the bucket on this device; each parameter's ``.grad`` becomes a view of it."""
+    from autopar.arrays._creation import zeros
+
+    first = row[indices[0]]
+    flat = zeros(sum(row[i].size for i in indices), dtype=first.dtype, device=first.device)
+    offset = 0
+    for i in indices:
+        p = row[i]
+        p.grad = flat[offset : offset + p.size].reshape(p.shape)
+        offset += p.size
+    return flat
 
 
 def replicate(params: Sequence[NDArray], devices: Any) -> list[list[NDArray]]:
@@ -59,7 +102,8 @@ class DataParallel:
     overwrites them (MXNet's ``grad_req="write"``).
     """
 
-    def __init__(self, replicas: Sequence[Sequence[NDArray]], optimizer: Optimizer, *, average: bool = True) -> None:
+    def __init__(self, replicas: Sequence[Sequence[NDArray]], optimizer: Optimizer, *, average: bool = True,
+                 bucket_size: int = BUCKET_SIZE) -> None:  # fmt: skip
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"DataParallel: optimizer={optimizer!r}; expected parallel.sgd(...) or parallel.adam(...)")
         self.replicas = [list(r) for r in replicas]
@@ -84,10 +128,14 @@ class DataParallel:
             devices.append(device)
         if len(set(devices)) != len(devices):
             raise ValueError(f"DataParallel: two replicas on one device ({', '.join(map(str, devices))})")
+        if isinstance(bucket_size, bool) or not isinstance(bucket_size, int) or bucket_size < 1:
+            raise ValueError(f"DataParallel: bucket_size={bucket_size!r}; expected a number of elements >= 1")
         self.devices = devices
         self.optimizer = optimizer
         self.average = average
         self.states = [[optimizer.state(p) for p in row] for row in self.replicas]
+        self.buckets = _buckets(self.replicas[0], bucket_size)
+        self.flats = [[_bucket_view(row, indices) for indices in self.buckets] for row in self.replicas]
 
     def __repr__(self) -> str:
         return (f"DataParallel({len(self.replicas[0])} parameters on {', '.join(map(str, self.devices))}, "
@@ -106,10 +154,9 @@ class DataParallel:
         optimizer = self.optimizer
         with _autograd.no_grad():
             optimizer.begin_step()
-            for i in reversed(range(len(self.replicas[0]))):
-                params = [row[i] for row in self.replicas]
-                grads = [p.grad for p in params]
+            for b, indices in enumerate(self.buckets):
                 if sync:
-                    allreduce(grads)
-                for p, g, state in zip(params, grads, (s[i] for s in self.states)):
-                    optimizer.update(p, g, state, scale)
+                    allreduce([flats[b] for flats in self.flats])
+                for i in indices:
+                    for row, states in zip(self.replicas, self.states):
+                        optimizer.update(row[i], row[i].grad, states[i], scale)
