@@ -18,7 +18,6 @@ import json
 import platform
 
 from autopar.benchmarks import ddp_baseline, training
-from autopar.cli.demo import pick_devices
 
 if __name__ == "__main__":  # DDP's workers are spawned: they must not run this again
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,9 +28,7 @@ if __name__ == "__main__":  # DDP's workers are spawned: they must not run this 
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
 
-    import autopar as ap
-
-    devices = [ap.gpu(0), ap.gpu(1)] if ap.num_gpus() >= 2 else pick_devices()[0]
+    devices, _ = training.training_devices()
     steps = args.steps or (20 if args.model == "lenet" else 3)
     times = training.measure(args.model, devices, steps, args.rounds)
     ddp = None

@@ -61,6 +61,16 @@ class RunResult:
         return sum(e.samples for e in timed) / sum(e.seconds for e in timed)
 
 
+def training_devices() -> tuple[list[Any], str]:
+    """Every GPU when there are two or more; else the CPU split into two devices."""
+    import autopar as ap
+
+    if ap.num_gpus() >= 2:
+        return [ap.gpu(i) for i in range(ap.num_gpus())], "GPUs"
+    ap.set_cpu_devices(2)
+    return [ap.cpu(0), ap.cpu(1)], "no two GPUs here: the cores are split into two CPU devices"
+
+
 def _batch_stats(logits: Any, labels: Any, loss: Any) -> Any:
     import torch
 
