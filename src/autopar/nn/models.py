@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._creation import asarray
 from autopar.nn import functional as F
@@ -32,7 +33,12 @@ MODELS = ("lenet", "resnet18")
 
 @dataclass
 class Model:
-    """Parameters, batch-norm statistics and a forward: ``model(x, params, buffers, training)``."""
+    """Parameters, batch-norm statistics and a forward: ``model(x, params, buffers, training)``.
+
+    ``params`` and ``buffers`` default to the model's own; pass a device's
+    replica of the parameters (``parallel.replicate``) and its own statistics
+    (``buffers_on(device)``) to run it there.
+    """
 
     name: str
     params: list[NDArray]
@@ -40,7 +46,11 @@ class Model:
     forward: Callable[..., NDArray] = field(default=lambda x, params, buffers, training: x, repr=False)
 
     def __call__(self, x: NDArray, params: list[NDArray] | None = None, buffers: list[NDArray] | None = None,
-                 training: bool = False) -> NDArray:  # fmt: skip
+                 training: bool | None = None) -> NDArray:  # fmt: skip
+        """The logits for ``x``; ``training`` (batch statistics in batch norm) defaults to MXNet's
+        train mode, which ``autograd.record()`` enters."""
+        if training is None:
+            training = _autograd.is_training()
         return self.forward(x, self.params if params is None else params, self.buffers if buffers is None else buffers,
                             training)  # fmt: skip
 
