@@ -1,20 +1,48 @@
 #!/usr/bin/env bash
-# One prepared GPU check, for a machine with CUDA and torch already installed
-# (no internet needed): the CUDA tests, the demo with its trace and plot, and
-# the benchmark suite. Writes everything under ${OUT:-gpu-check}/.
+# One prepared GPU check, for a machine with CUDA and torch installed (no internet needed):
+# the CUDA tests, the engine's stream, fault and differential tests, the demo with its trace
+# and plot, and the quick benchmark. It cannot hang: every step runs under `timeout`, and the
+# whole script stays within 11 minutes. Everything it writes goes under ${OUT:-gpu-check}/;
+# summary.txt says which steps passed, failed or timed out. Exit status: 0 when all passed.
 #
-#     PYTHONPATH=src bash bench/gpu_check.sh
-set -uo pipefail
+#     OUT=/tmp/out bash bench/gpu_check.sh
+set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-check}"
 mkdir -p "$out"
-export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-python - <<'PY' 2>&1 | tee "$out/devices.txt"
-import torch, autopar
+export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 AUTOPAR_EXIT_TIMEOUT=10
+summary="$out/summary.txt"
+: > "$summary"
+failures=0
+
+# step NAME SECONDS COMMAND...: run COMMAND with a time limit, its output in $out/NAME.txt
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local start=$SECONDS rc=0
+    timeout --kill-after=10 "$limit" "$@" > "$out/$name.txt" 2>&1 || rc=$?
+    local took=$((SECONDS - start)) line
+    if [ "$rc" -eq 0 ]; then
+        line="PASS     $name (${took} s)"
+    elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        line="TIMEOUT  $name: stopped after ${limit} s (see $name.txt)"
+        failures=$((failures + 1))
+    else
+        line="FAIL     $name: exit $rc after ${took} s (see $name.txt)"
+        failures=$((failures + 1))
+    fi
+    echo "$line" | tee -a "$summary"
+}
+
+step devices 60 python -c 'import torch, autopar, sys
 print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())
-PY
-python -m autopar devices 2>&1 | tee -a "$out/devices.txt"
-python -m pytest -q -m cuda tests/test_cuda.py 2>&1 | tee "$out/cuda-tests.txt"
-python -m pytest -q -x tests/test_engine.py tests/test_ops.py tests/test_differential.py 2>&1 | tail -3 | tee "$out/core-tests.txt"
-python -m autopar demo --trace "$out/demo.json" --plot "$out/demo.png" 2>&1 | tee "$out/demo.txt"
-python -m autopar bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt"
+sys.exit(0 if torch.cuda.is_available() else "no usable CUDA GPU")'
+step devices-cli 60 python -m autopar devices
+step cuda-tests 180 python -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py
+step engine-tests 150 python -m pytest -q -x -p no:cacheprovider tests/test_engine.py tests/test_engine_api.py \
+    tests/test_streams.py tests/test_engine_faults.py tests/test_differential.py
+step demo 90 python -m autopar demo --trace "$out/demo.json" --plot "$out/demo.png"
+step bench 120 python -m autopar bench --quick --json "$out/bench.json"
+
+echo "$failures step(s) failed" | tee -a "$summary"
+[ "$failures" -eq 0 ]

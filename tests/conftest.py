@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopar import engine
+from autopar import cpu, engine, set_cpu_devices
 from autopar.engine import _failures
 
 
@@ -63,3 +63,22 @@ def connected(ray_cluster):  # type: ignore[no-untyped-def]
 
     autopar.cluster.connect(ray_cluster.address)
     return ray_cluster
+
+
+@pytest.fixture
+def two_cpus():  # type: ignore[no-untyped-def]
+    """The cores split into two CPU devices, on the threaded engine: ``[cpu(0), cpu(1)]``."""
+    engine.set_engine("threaded")
+    set_cpu_devices(2)
+    yield [cpu(0), cpu(1)]
+    _settle()
+    set_cpu_devices(1)
+
+
+@pytest.fixture
+def no_failure_yet():  # type: ignore[no-untyped-def]
+    """As in a fresh process: nothing has failed yet, so the engine's fast paths skip the checks."""
+    before = _failures.seen
+    _failures.seen = False
+    yield
+    _failures.seen = before or _failures.seen

@@ -70,15 +70,6 @@ def run_program(seed: int, n_ops: int, use_autopar: bool) -> list[np.ndarray]:
     return [a.numpy() if use_autopar else a for a in arrays]
 
 
-@pytest.fixture
-def two_cpus():  # type: ignore[no-untyped-def]
-    ap.engine.set_engine("threaded")
-    ap.set_cpu_devices(2)
-    yield
-    ap.waitall()
-    ap.set_cpu_devices(1)
-
-
 @pytest.mark.parametrize("seed", [11, 12, 13, 14])
 def test_random_array_programs_match_numpy(two_cpus, seed: int) -> None:  # type: ignore[no-untyped-def]
     want = run_program(seed, 600, use_autopar=False)

@@ -63,16 +63,20 @@ def test_version_counts_finished_writes(eng) -> None:  # type: ignore[no-untyped
 
 
 def test_wait_for_var_waits_for_writes_only(eng) -> None:  # type: ignore[no-untyped-def]
+    #  write a --> read a (blocked on `release`, copy lane): wait_for_var(a) returns meanwhile
+    from _helpers import within
+
     a, b = eng.Var(), eng.Var()
     release = threading.Event()
     box: list[int] = []
     eng.push(lambda: box.append(1), writes=[a])
     if eng.get_engine() == "threaded":
-        # A reader of `a` that blocks until released: wait_for_var(a) must not wait for it.
         eng.push(lambda: release.wait(10), reads=[a], writes=[b], lane="copy")
-    eng.wait_for_var(a)
+    try:
+        within(5, lambda: eng.wait_for_var(a))  # not for the reader, not until the engine is idle
+    finally:
+        release.set()
     assert box == [1]
-    release.set()
     eng.waitall()
 
 
@@ -300,6 +304,38 @@ def test_set_cpu_devices_needs_no_pending_work(threaded) -> None:  # type: ignor
         engine.set_cpu_devices(2)
     gate.set()
     engine.waitall()
+
+
+def test_each_cpu_device_runs_on_its_share_of_the_cores(threaded) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    import torch
+
+    cores = len(os.sched_getaffinity(0))
+    engine.set_cpu_devices(2)
+    try:
+        seen: dict[str, int] = {}
+        for dev in ("cpu:0", "cpu:1"):
+            engine.push(lambda dev=dev: seen.__setitem__(dev, torch.get_num_threads()), device=dev)
+        engine.push(lambda: seen.__setitem__("copy", torch.get_num_threads()), lane="copy")
+        engine.waitall()
+        # cores split evenly, the lowest-numbered device taking the remainder; a copy lane: one thread
+        assert seen == {"cpu:0": max(1, cores - cores // 2), "cpu:1": max(1, cores // 2), "copy": 1}
+    finally:
+        engine.set_cpu_devices(1)
+
+
+def test_set_cpu_devices_joins_the_replaced_workers(threaded) -> None:  # type: ignore[no-untyped-def]
+    """Issue 7 defect 7: a replaced worker still alive at interpreter exit can abort it."""
+    engine.set_cpu_devices(2)
+    try:
+        engine.push(lambda: None, device="cpu:1")
+        engine.push(lambda: None, device="cpu:1", lane="copy")
+        engine.waitall()
+    finally:
+        engine.set_cpu_devices(1)
+    alive = [t.name for t in threading.enumerate() if t.name.startswith("autopar-cpu:1/")]
+    assert alive == [], f"replaced workers still running: {alive}"
 
 
 def test_two_cpu_devices_have_own_workers(threaded) -> None:  # type: ignore[no-untyped-def]

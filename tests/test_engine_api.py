@@ -10,6 +10,7 @@ import pytest
 
 import autopar
 from autopar import engine
+from autopar.engine import _failures
 
 
 class Boom(ValueError):
@@ -42,9 +43,7 @@ def test_a_var_read_and_written_is_ordered_as_a_write(eng) -> None:  # type: ign
     a = eng.Var()
     box = [0]
     seen: list[int] = []
-    gate = threading.Event()
-    eng.push(lambda: (gate.wait(5), seen.append(box[0])), reads=[a], lane="copy")
-    gate.set()
+    eng.push(lambda: (time.sleep(0.02), seen.append(box[0])), reads=[a], lane="copy")  # a window for a wrong order
     eng_obj().push_checked(lambda: box.__setitem__(0, box[0] + 1), (a,), (a,), autopar.cpu(0), 0, "rw", "compute", False)
     eng.push(lambda: seen.append(box[0]), reads=[a])
     eng.waitall()
@@ -107,6 +106,21 @@ def test_inline_waits_when_its_input_is_pending(threaded) -> None:  # type: igno
     gate.set()
     engine.wait_for_var(b)
     assert where == ["autopar-cpu:0/compute"]
+
+
+@pytest.mark.parametrize("failed_before", [False, True])  # the engine's fast path, and its general one
+def test_an_inline_op_waits_its_turn_on_a_busy_lane(threaded, no_failure_yet, failed_before) -> None:  # type: ignore[no-untyped-def]
+    _failures.seen = failed_before
+    gate = threading.Event()
+    order: list[str] = []
+    engine.push(lambda: (gate.wait(10), order.append("held")), writes=[engine.Var()])
+    engine.push(lambda: order.append("queued"), writes=[engine.Var()])
+    engine.current_engine().push_checked(lambda: order.append("tiny"), (), (engine.Var(),), autopar.cpu(0), 0,
+                                         "tiny", "compute", True)
+    assert order == []  # not run on the caller: its lane is busy, and an op is queued before it
+    gate.set()
+    engine.waitall()
+    assert order == ["held", "queued", "tiny"]
 
 
 def test_an_inline_op_never_holds_the_engine_lock(threaded) -> None:  # type: ignore[no-untyped-def]

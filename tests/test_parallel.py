@@ -13,15 +13,6 @@ import torch
 import autopar as ap
 
 
-@pytest.fixture
-def two_cpus():  # type: ignore[no-untyped-def]
-    ap.engine.set_engine("threaded")
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
-
-
 def products(x: ap.NDArray, n: int = 50) -> list[ap.NDArray]:
     return [x.dot(x) for _ in range(n)]
 

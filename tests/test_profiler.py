@@ -12,15 +12,6 @@ import autopar as ap
 from autopar import engine
 
 
-@pytest.fixture
-def two_cpus():  # type: ignore[no-untyped-def]
-    engine.set_engine("threaded")
-    ap.set_cpu_devices(2)
-    yield
-    ap.waitall()
-    ap.set_cpu_devices(1)
-
-
 def sleeper(seconds: float):  # type: ignore[no-untyped-def]
     def sleep() -> None:
         time.sleep(seconds)

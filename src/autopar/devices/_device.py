@@ -91,10 +91,9 @@ class Device:
     :class:`~autopar.DeviceError`.
     """
 
-    __slots__ = ("kind", "index", "_hash")
+    __slots__ = ("kind", "index")
     kind: str
     index: int
-    _hash: int
 
     def __new__(cls, spec: Any = "cpu", index: int | None = None) -> "Device":
         if isinstance(spec, Device) and index is None:
@@ -106,7 +105,6 @@ class Device:
             device = object.__new__(cls)
             object.__setattr__(device, "kind", kind)
             object.__setattr__(device, "index", idx)
-            object.__setattr__(device, "_hash", hash(key))
             device = _interned.setdefault(key, device)
         device.check_exists()
         return device
@@ -124,8 +122,10 @@ class Device:
             return self.kind == other.kind and self.index == other.index
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return self._hash
+    # Devices are interned (``__new__``, ``__reduce__``): equal devices are the same
+    # object, so identity hashing is consistent with ``__eq__`` -- and, being C, it keeps
+    # the engine's per-push lane lookup cheap.
+    __hash__ = object.__hash__
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.index}"

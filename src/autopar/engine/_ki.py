@@ -13,10 +13,10 @@ SIGINT handler for one that looks at *where* the main thread was interrupted,
 walking the stack from the interrupted frame outwards. The innermost frame
 whose code is marked decides:
 
-- a *protected* function (``protect``: the engine's entry points -- push, the
-  waits, ``complete`` ...): the handler does not raise. It notes the interrupt
-  (``deferred``); the entry point raises ``KeyboardInterrupt`` itself when its
-  bookkeeping is done (``check``), and a wait ends early (``interrupted``);
+- a *protected* function (``entry``, ``protect``: the engine's entry points --
+  push, the waits, ``complete`` ...): the handler does not raise. It notes the
+  interrupt (``deferred``); the entry point raises ``KeyboardInterrupt`` itself
+  when its bookkeeping is done (``check``), and a wait ends early;
 - an *unprotected* function (``unprotect``: the frame that calls an op's
   function, so an op run on the calling thread is interrupted like any
   Python code, and the runner stores the interrupt as the op's failure), or
@@ -36,6 +36,7 @@ handler keeps it, and then an interrupt is raised wherever it lands (SPEC
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import threading
@@ -58,6 +59,22 @@ def protect(fn: F) -> F:
     """Mark ``fn``: a Ctrl-C landing while it runs (or what it calls) is deferred."""
     _protected.add(fn.__code__)
     return fn
+
+
+def entry(fn: F) -> F:
+    """Make ``fn`` a protected entry point: a Ctrl-C landing while it runs is deferred,
+    then raised when it returns (``check``). For the push path, which cannot afford the
+    extra call, ``push_checked`` does the same by hand."""
+
+    def protected(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if deferred:
+                check()
+
+    _protected.add(protected.__code__)  # one code object, shared by every entry point
+    return functools.wraps(fn)(protected)  # type: ignore[return-value]
 
 
 def unprotect(fn: F) -> F:

@@ -62,7 +62,7 @@ def cancel_ops(roots: Iterable[Op], failure: Failure) -> int:
         for var in (*op.reads, *op.writes):
             if var not in touched:
                 touched[var] = None
-                stack.extend(waiting for waiting, _ in var._queue)
+                stack.extend(waiting for waiting, _ in var._queue or ())
     for op in found:
         op.state = OpState.CANCELLED
         op.failure = failure
@@ -72,7 +72,7 @@ def cancel_ops(roots: Iterable[Op], failure: Failure) -> int:
     for var in touched:
         var._reading = 0
         var._writing = False
-        var._queue.clear()
+        var._queue = None
         var.version = var._writes_pushed
         var._writer = var._readers = None
     return len(found)
@@ -84,23 +84,22 @@ class Lifecycle(Waiting):
     _issued: dict[Op, None]
     _closed: bool
 
-    @_ki.protect
+    @_ki.entry
     def reset_lanes(self) -> None:
         """Drop the CPU lanes (their thread shares changed); new ones start on next push."""
-        try:
-            with self._lock:
-                old = [lane for dev in [d for d in self._lanes if d.kind == "cpu"] for lane in self._lanes.pop(dev).values()]
-                for lane in old:
-                    lane.stop()
+        with self._lock:
+            old = [lane for dev in [d for d in self._lanes if d.kind == "cpu"] for lane in self._lanes.pop(dev).values()]
             for lane in old:
-                lane.join(5.0)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+                lane.stop()
+        for lane in old:
+            lane.join(5.0)
 
-    @_ki.protect
+    @_ki.entry
     def shutdown(self, timeout: float) -> None:
         """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
+        self._shutdown(timeout)
+
+    def _shutdown(self, timeout: float) -> None:
         if self._closed:
             return
         finished = not self._pending or self._wait_idle(None, timeout)

@@ -147,21 +147,17 @@ class NaiveEngine(Pushing):
             return self._wait(event)
         return error
 
-    @_ki.protect
+    @_ki.entry
     def _on_complete(self, completion: Completion, error: BaseException | None) -> None:
-        try:
-            with self._lock:
-                if self._closed or not claim(completion, error):
-                    return
-                op = completion.op
-                self._issued.pop(op, None)
-                result = self._complete_on_device(op, error)
-                self._end_locked(op, *_outcome.error_state(op, result))
-                if _run.current_op() is None:
-                    self._run_ready_locked()
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        with self._lock:
+            if self._closed or not claim(completion, error):
+                return
+            op = completion.op
+            self._issued.pop(op, None)
+            result = self._complete_on_device(op, error)
+            self._end_locked(op, *_outcome.error_state(op, result))
+            if _run.current_op() is None:
+                self._run_ready_locked()
 
     def _end_locked(self, op: Op, state: OpState, failure: Failure | None) -> None:
         _outcome.record(op, state, failure)
@@ -187,52 +183,36 @@ class NaiveEngine(Pushing):
         deadline = None if timeout is None else time.monotonic() + timeout
         return wait(self._progress, done, deadline)
 
-    @_ki.protect
+    @_ki.entry
     def wait_for_var(self, var: Var) -> None:
-        try:
-            _run.check_not_in_op("wait_for_var()")
-            with self._lock:
-                target = var._writes_pushed
-                self._wait_locked(lambda: var.version >= target)
-            _failures.raise_for_var(var)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("wait_for_var()")
+        with self._lock:
+            target = var._writes_pushed
+            self._wait_locked(lambda: var.version >= target)
+        _failures.raise_for_var(var)
 
-    @_ki.protect
+    @_ki.entry
     def waitall(self) -> None:
-        try:
-            _run.check_not_in_op("waitall()")
-            with self._lock:
-                self._wait_locked(lambda: not self._pending)
-            _failures.raise_unobserved()
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("waitall()")
+        with self._lock:
+            self._wait_locked(lambda: not self._pending)
+        _failures.raise_unobserved()
 
-    @_ki.protect
+    @_ki.entry
     def synchronize(self, device: Device | None = None) -> None:
-        try:
-            _run.check_not_in_op("synchronize()")
-            with self._lock:
-                if device is None:
-                    self._wait_locked(lambda: not self._pending)
-                else:
-                    self._wait_locked(lambda: not self._per_device.get(device, 0))
-            _failures.raise_unobserved(device)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("synchronize()")
+        with self._lock:
+            if device is None:
+                self._wait_locked(lambda: not self._pending)
+            else:
+                self._wait_locked(lambda: not self._per_device.get(device, 0))
+        _failures.raise_unobserved(device)
 
-    @_ki.protect
+    @_ki.entry
     def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
-        try:
-            _run.check_not_in_op(call)  # as the threaded engine, so programs behave alike on both
-            with self._lock:
-                return self._wait_locked(lambda: not self._pending, timeout)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op(call)  # as the threaded engine, so programs behave alike on both
+        with self._lock:
+            return self._wait_locked(lambda: not self._pending, timeout)
 
     def pending(self) -> int:
         return self._pending
@@ -246,9 +226,12 @@ class NaiveEngine(Pushing):
         with self._lock:
             self._lanes.clear()
 
-    @_ki.protect
+    @_ki.entry
     def shutdown(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
+        self._shutdown(timeout)
+
+    def _shutdown(self, timeout: float) -> None:
         if self._closed:
             return
         finished = self.drain(timeout)

@@ -49,12 +49,14 @@ class Op:
         "priority",
         "seq",
         "state",
-        "pending",
+        "pending",  # vars that have not granted it yet (set by _tracker.append)
         "_name",
         "_lane",
         "__dict__",
+        "__weakref__",
     )
 
+    pending: int  # a slot, set by _tracker.append before it is read
     rw: tuple[Var, ...] = ()
     failure: Failure | None = None
 
@@ -82,6 +84,7 @@ class Op:
         name: str | None,
         seq: int,
         rw: tuple[Var, ...] = (),
+        lane_obj: Any = None,
     ) -> None:
         self.fn = fn
         self.reads = reads
@@ -94,8 +97,7 @@ class Op:
         self.seq = seq
         self._name = name
         self.state = OpState.WAITING
-        self.pending = 0  # vars that have not granted it yet (_tracker.py)
-        self._lane: Any = None
+        self._lane = lane_obj  # the policy's lane object
 
     @property
     def name(self) -> str:

@@ -5,7 +5,7 @@ array layer's entry, with tuples and a Device already -- splits the vars into
 reads, writes and read-writes (``_args.split``), finds the lane, makes the
 :class:`Op` and hands it to the policy's ``_submit``. ``push_async`` and
 ``push_event`` make their kinds of op the same way. Each is a protected entry
-point (``_ki.protect``): a Ctrl-C landing inside is raised when it returns.
+point (``_ki``): a Ctrl-C landing inside is raised when it returns.
 """
 
 from __future__ import annotations
@@ -79,15 +79,14 @@ class Pushing:
             lane_obj = lanes.get(lane) if lanes is not None else None
             if lane_obj is None:
                 lane_obj = self._make_lane(device, lane)
-            op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw)
-            op._lane = lane_obj
+            op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw, lane_obj)
             self._submit(op, inline)
             return op
         finally:
             if _ki.deferred:
                 _ki.check()
 
-    @_ki.protect
+    @_ki.entry
     def push_async(
         self,
         fn: Callable[[Completion], Any],
@@ -99,33 +98,25 @@ class Pushing:
         lane: str = "compute",
     ) -> Op:
         """See ``engine.push_async``."""
-        try:
-            reads_t, writes_t, dev = _args.normalize(
-                fn, reads, writes, device, priority, "fn must be callable with one argument, complete")
-            reads_t, writes_t, rw = _args.split(reads_t, writes_t)
-            op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq), rw)
-            op._lane = self._lanes.get(dev, {}).get(lane) or self._make_lane(dev, lane)
-            op.completion = Completion(op, self._on_complete)
-            self._submit(op, False)
-            return op
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        reads_t, writes_t, dev = _args.normalize(
+            fn, reads, writes, device, priority, "fn must be callable with one argument, complete")
+        reads_t, writes_t, rw = _args.split(reads_t, writes_t)
+        op = Op(fn, reads_t, writes_t, dev, lane, priority, name, next(self._seq), rw)
+        op._lane = self._lanes.get(dev, {}).get(lane) or self._make_lane(dev, lane)
+        op.completion = Completion(op, self._on_complete)
+        self._submit(op, False)
+        return op
 
-    @_ki.protect
+    @_ki.entry
     def push_event(self, event: Any, writes: Iterable[Var] = (), device: Any = None, name: str | None = None) -> Op:
         """See ``engine.push_event``."""
-        try:
-            _, writes_t, dev = _args.normalize(lambda: None, (), writes, device, 0)
-            _, writes_t, _ = _args.split((), writes_t)
-            op = Op(None, (), writes_t, dev, EXTERNAL, 0, name or "external device work", next(self._seq))
-            op._lane = self._lanes.get(dev, {}).get(EXTERNAL) or self._make_lane(dev, EXTERNAL)
-            op.event = event
-            self._submit(op, False)
-            return op
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _, writes_t, dev = _args.normalize(lambda: None, (), writes, device, 0)
+        _, writes_t, _ = _args.split((), writes_t)
+        op = Op(None, (), writes_t, dev, EXTERNAL, 0, name or "external device work", next(self._seq))
+        op._lane = self._lanes.get(dev, {}).get(EXTERNAL) or self._make_lane(dev, EXTERNAL)
+        op.event = event
+        self._submit(op, False)
+        return op
 
     def _on_complete(self, completion: Completion, error: BaseException | None) -> None:
         raise NotImplementedError

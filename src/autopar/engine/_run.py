@@ -30,17 +30,21 @@ from autopar.engine._op import Op
 from autopar.engine._var import Failure
 from autopar.errors import BlockingCallError
 
-_local = threading.local()
+class _Local(threading.local):
+    op: Op | None = None  # a class default: reading it on a new thread raises nothing (fast)
+
+
+_local = _Local()
 
 
 def current_op() -> Op | None:
     """The op whose function is running on this thread, if any."""
-    return getattr(_local, "op", None)
+    return _local.op
 
 
 def check_not_in_op(call: str) -> None:
     """Raise BlockingCallError when a blocking ``call`` is made inside an engine op."""
-    op = getattr(_local, "op", None)
+    op = _local.op
     if op is not None:
         raise BlockingCallError(
             f"{call} was called inside engine operation {op.name!r} on {op.device}/{op.lane}; "

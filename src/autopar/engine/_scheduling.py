@@ -32,6 +32,7 @@ from autopar.engine._var import Failure
 _RUNNING = OpState.RUNNING
 _READY = OpState.READY
 _ISSUED = OpState.ISSUED
+_DONE = OpState.DONE
 
 
 class Scheduling(Lifecycle):
@@ -96,9 +97,12 @@ class Scheduling(Lifecycle):
         elif op.event is not None:  # on a stream lane: issued; it finishes when its event completes
             op.error = error
             self._issue_locked(op, ready)
+        elif error is None:  # a host op (no upstream: only stream ops have one)
+            self._end_locked(op, _DONE, None, ready)
         else:
             self._end_locked(op, *_outcome.error_state(op, error), ready)
-        self._advance_all_locked(ready)
+        if ready:
+            self._advance_all_locked(ready)
 
     def _issue_locked(self, op: Op, ready: list[Op]) -> None:
         """Device work of ``op`` is queued: pass its vars on; its watcher finishes it."""
@@ -127,18 +131,14 @@ class Scheduling(Lifecycle):
                 return
             self._finish_locked(op, *_outcome.error_state(op, op.error))
 
-    @_ki.protect
+    @_ki.entry
     def _on_complete(self, completion: Completion, error: BaseException | None) -> None:
-        try:
-            with self._lock:
-                if self._closed or not claim(completion, error):
-                    return
-                ready: list[Op] = []
-                self._complete_async_locked(completion.op, error, ready)
-                self._advance_all_locked(ready)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        with self._lock:
+            if self._closed or not claim(completion, error):
+                return
+            ready: list[Op] = []
+            self._complete_async_locked(completion.op, error, ready)
+            self._advance_all_locked(ready)
 
     def _complete_async_locked(self, op: Op, error: BaseException | Failure | None, ready: list[Op]) -> None:
         stream = op._lane.stream

@@ -44,10 +44,12 @@ per-var queues agree on one global push order, so no cycle (deadlock) can form.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from autopar.engine._op import Op
+    from autopar.engine._var import Var
 
 
 def append(op: Op) -> bool:
@@ -57,24 +59,32 @@ def append(op: Op) -> bool:
         if not var._writing and not var._queue:
             var._reading += 1
         else:
-            var._queue.append((op, False))
+            _queue_of(var).append((op, False))
             pending += 1
     for var in op.writes:
         if not var._writing and not var._reading and not var._queue:
             var._writing = True
         else:
-            var._queue.append((op, True))
+            _queue_of(var).append((op, True))
             pending += 1
     op.pending = pending
     return pending == 0
+
+
+def _queue_of(var: Var) -> deque[tuple[Op, bool]]:
+    queue = var._queue
+    if queue is None:
+        queue = var._queue = deque()
+    return queue
 
 
 def release(op: Op, ready: list[Op]) -> None:
     """``op`` has finished: release its vars and append the ops now ready to ``ready``."""
     for var in op.reads:
         var._reading -= 1
-        if not var._reading and var._queue:
-            writer = var._queue.popleft()[0]
+        queue = var._queue
+        if not var._reading and queue:
+            writer = queue.popleft()[0]
             var._writing = True
             writer.pending -= 1
             if not writer.pending:

@@ -30,11 +30,16 @@ class Var:
         "_writing",
         "_queue",
         "_writes_pushed",
-        "_waiters",
-        "_writer",
-        "_readers",
+        "__dict__",  # made only for a var that someone waits on, or that device work in flight touches
         "__weakref__",
     )
+
+    # Rarely set, so class-level defaults: a new var (one per array) costs less.
+    _waiters = 0  # threads in wait_for_var on this var
+    # Device work in flight (_device.py): the op on a stream lane that wrote this var last
+    # and whose device work has not finished, and per lane the last such op that read it since.
+    _writer: Op | None = None
+    _readers: dict[object, Op] | None = None
 
     def __init__(self, name: str | None = None) -> None:
         self.id = next(_var_ids)
@@ -42,17 +47,12 @@ class Var:
         self.version = 0
         self.failure: Failure | None = None
         # Tracker state (_tracker.py): granted reads not yet released, a granted
-        # write not yet released, and the requests waiting, in push order.
+        # write not yet released, and the requests waiting, in push order (a deque
+        # made by the first request that has to wait).
         self._reading = 0
         self._writing = False
-        self._queue: deque[tuple[Op, bool]] = deque()
+        self._queue: deque[tuple[Op, bool]] | None = None
         self._writes_pushed = 0
-        self._waiters = 0  # threads in wait_for_var on this var
-        # Device work in flight (_device.py): the op on a stream lane that wrote
-        # this var last and whose device work has not finished, and per lane the
-        # last such op that read it since.
-        self._writer: Op | None = None
-        self._readers: dict[object, Op] | None = None
 
     @property
     def name(self) -> str:
@@ -67,7 +67,7 @@ class Var:
         state = "failed" if self.failure is not None else ("writing" if self._writing else "idle")
         if self._reading and not self._writing:
             state = f"{self._reading} reading"
-        return f"<Var {self.name!r} version={self.version} {state} queued={len(self._queue)}>"
+        return f"<Var {self.name!r} version={self.version} {state} queued={len(self._queue or ())}>"
 
 
 class Failure:

@@ -63,57 +63,41 @@ class Waiting:
     _var_waiters: int
     _space_waiters: int
 
-    @_ki.protect
+    @_ki.entry
     def waitall(self) -> None:
-        try:
-            _run.check_not_in_op("waitall()")
-            self._wait_idle(None)
-            _failures.raise_unobserved()
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("waitall()")
+        self._wait_idle(None)
+        _failures.raise_unobserved()
 
-    @_ki.protect
+    @_ki.entry
     def synchronize(self, device: Device | None = None) -> None:
-        try:
-            _run.check_not_in_op("synchronize()")
-            self._wait_idle(device)
-            _failures.raise_unobserved(device)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("synchronize()")
+        self._wait_idle(device)
+        _failures.raise_unobserved(device)
 
-    @_ki.protect
+    @_ki.entry
     def wait_for_var(self, var: Var) -> None:
-        try:
-            _run.check_not_in_op("wait_for_var()")
-            with self._lock:
-                target = var._writes_pushed
-                if var.version < target:
-                    var._waiters += 1
-                    self._var_waiters += 1
-                    try:
-                        wait(self._progress, lambda: var.version >= target)
-                    finally:
-                        var._waiters -= 1
-                        self._var_waiters -= 1
-            _failures.raise_for_var(var)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op("wait_for_var()")
+        with self._lock:
+            target = var._writes_pushed
+            if var.version < target:
+                var._waiters += 1
+                self._var_waiters += 1
+                try:
+                    wait(self._progress, lambda: var.version >= target)
+                finally:
+                    var._waiters -= 1
+                    self._var_waiters -= 1
+        _failures.raise_for_var(var)
 
-    @_ki.protect
+    @_ki.entry
     def drain(self, timeout: float | None = None, call: str = "drain()") -> bool:
         """Wait for pending work without raising failures; False on timeout.
 
         Inside an op it cannot wait (the op is pending work itself) and raises
         BlockingCallError naming ``call``, like every blocking call there."""
-        try:
-            _run.check_not_in_op(call)
-            return self._wait_idle(None, timeout)
-        finally:
-            if _ki.deferred:
-                _ki.check()
+        _run.check_not_in_op(call)
+        return self._wait_idle(None, timeout)
 
     def pending(self) -> int:
         return self._pending
@@ -141,6 +125,7 @@ class Waiting:
         finally:
             self._space_waiters -= 1
 
+    @_ki.entry
     def set_max_pending(self, n: int) -> None:
         with self._lock:
             self._max_pending = n

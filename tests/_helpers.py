@@ -1,0 +1,55 @@
+"""Helpers for tests that must fail -- not hang -- when the engine hangs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def within(seconds: float, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on a helper thread; fail if it has not returned after ``seconds``.
+
+    Returns what ``fn`` returned, or raises what it raised. A hung ``fn`` is
+    left behind (a daemon thread) and the test fails with a message.
+    """
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as error:  # handed to the test's thread
+            box["error"] = error
+
+    thread = threading.Thread(target=call, name="test-within", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{getattr(fn, '__name__', fn)} did not return within {seconds} s (a hang)"
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``predicate`` until it holds; fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"condition not reached within {seconds} s"
+        time.sleep(0.001)
+
+
+def run_python(code: str, timeout: float = 60.0, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (with this one's environment plus ``env``)."""
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+    )
