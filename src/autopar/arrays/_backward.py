@@ -69,6 +69,8 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
         pass_.contribute(head._ag, g)
     for node in sorted(nodes, key=lambda n: n.seq, reverse=True):
         pass_.push_node(node)
+    for leaf, grad in pass_.created:  # only now: a pass interrupted midway leaves no .grad nothing will write
+        leaf.grad = grad
 
 
 def _head_grad(what: str, head: Any, g: Any) -> Any:
@@ -111,16 +113,20 @@ class _Pass:
         self.retain = retain
         self.acc: dict[tuple[int, int], Any] = {}  # (id(node), index) -> array or ONES
         self.written: set[int] = set()  # leaves written by this pass
+        self.created: list[tuple[Leaf, Any]] = []  # leaves without a .grad yet, and the one this pass writes
+        self.new: dict[int, Any] = {}
 
     def target(self, ag: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> tuple[Any, int]:
         """The accumulator a contribution to ``ag`` goes into, and whether it overwrites or adds."""
         if type(ag) is Leaf:
             first = id(ag) not in self.written
             self.written.add(id(ag))
-            if ag.grad is None:
-                ag.grad = self.make(ag.shape, ag.dtype, ag.device)
-                return ag.grad, OVERWRITE
-            return ag.grad, OVERWRITE if first and ag.req == "write" else ADD
+            grad = ag.grad if ag.grad is not None else self.new.get(id(ag))
+            if grad is None:
+                grad = self.new[id(ag)] = self.make(ag.shape, ag.dtype, ag.device)
+                self.created.append((ag, grad))
+                return grad, OVERWRITE
+            return grad, OVERWRITE if first and ag.req == "write" else ADD
         key = (id(ag.node), ag.index)
         found = self.acc.get(key)
         if found is None:
