@@ -305,9 +305,8 @@ def _runner(
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
-    if node is not None:
-        return _recording_runner(entry, args, kernel_dtypes, static, store, cuda_lane, device, node)
-    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
+    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane \
+            and node is None:
         a, scalar = args
         kd = kernel_dtypes[0]
         storage, view = a._storage, a._view
@@ -328,63 +327,44 @@ def _runner(
         else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
             prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
 
-    def run() -> None:
+    def inputs(leaves: list[torch.Tensor] | None = None, differentiable: frozenset[int] = frozenset()) -> list[Any]:
+        """The kernel's inputs, cast; those at ``differentiable`` positions as leaves that require grad."""
         tensors = []
-        for a, kd in zip(prepared, kernel_dtypes):
+        for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
             if type(a) is _Scalar:
                 tensors.append(a.value)
                 continue
             t = value_of(a)
+            if leaves is not None and i in differentiable:
+                t = t.detach().requires_grad_()
+                leaves.append(t)
             if t.dtype is not kd:
                 t = t.to(kd)
             tensors.append(t)
         if cuda_lane is not None and device is not None:
             _record_streams(prepared, device, cuda_lane, target)
-        store(kernel(*tensors, **static), tensors)
+        return tensors
 
-    return run
+    if node is None:
 
-
-def _recording_runner(
-    entry: OpDef,
-    args: Sequence[Any],
-    kernel_dtypes: tuple[torch.dtype, ...],
-    static: dict[str, Any],
-    store: Callable[[Any, Sequence[Any]], None],
-    cuda_lane: str | None,
-    device: Device | None,
-    node: _autograd.Node,
-) -> Callable[[], None]:
-    """The engine op of a recorded call: the kernel runs on leaves that require grad, and the
-    graph torch builds from them to the results is kept for the gradient (``_autograd.py``)."""
-    kernel = entry.kernel
-    value_of = _array.value_of
-    differentiable = frozenset(node.positions) if entry.vjp is None else frozenset()  # OpDef.vjp: no graph
-    grad_mode = entry.vjp is None
-    prepared = [a if type(a) is _array.NDArray else _Scalar(a if entry.scalars and i > 0 else torch.tensor(a, dtype=kd))
-                for i, (a, kd) in enumerate(zip(args, kernel_dtypes))]  # fmt: skip
-
-    def run() -> None:
-        leaves = []
-        tensors = []
-        with torch.set_grad_enabled(grad_mode):
-            for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
-                if type(a) is _Scalar:
-                    tensors.append(a.value)
-                    continue
-                t = value_of(a)  # type: ignore[arg-type]
-                if i in differentiable:
-                    t = t.detach().requires_grad_()
-                    leaves.append(t)
-                if t.dtype is not kd:
-                    t = t.to(kd)
-                tensors.append(t)
-            if cuda_lane is not None and device is not None:
-                _record_streams(prepared, device, cuda_lane, None)
+        def run() -> None:
+            tensors = inputs()
             store(kernel(*tensors, **static), tensors)
-        _autograd.capture(node, leaves if grad_mode else tensors)
 
-    return run
+        return run
+    # A recorded call (_autograd.py): the kernel runs on leaves that require grad, and the graph torch
+    # builds from them to the results is kept for the gradient -- unless the entry has its own vjp.
+    graph = entry.vjp is None
+    differentiable = frozenset(node.positions) if graph else frozenset()
+
+    def run_recorded() -> None:
+        leaves: list[torch.Tensor] = []
+        with torch.set_grad_enabled(graph):
+            tensors = inputs(leaves, differentiable)
+            store(kernel(*tensors, **static), tensors)
+        _autograd.capture(node, leaves if graph else tensors)
+
+    return run_recorded
 
 
 class _Scalar:
