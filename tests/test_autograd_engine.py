@@ -87,6 +87,58 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
     np.testing.assert_allclose(copied[0].numpy(), ws[2].grad.numpy())
 
 
+def test_a_write_pushed_before_backward_counts_even_if_it_runs_after(threaded) -> None:  # type: ignore[no-untyped-def]
+    """The gradient op reads its inputs' vars: it waits for a write pushed before backward()."""
+    w = ap.array([1.0, 2.0], requires_grad=True)
+    x = ap.array([3.0, 4.0])
+    y = (w * x).sum()
+    gate: list[engine.Completion] = []
+    held = threading.Event()
+
+    def hold(complete: engine.Completion) -> None:
+        gate.append(complete)
+        held.set()
+
+    engine.push_async(hold, reads=[x._storage.var], writes=[x._storage.var], name="gate")
+    x[0] = 10.0  # queued behind the gate
+    y.backward()
+    assert held.wait(60), "the gate op never ran"
+    gate[0]()
+    with pytest.raises(RuntimeError, match="modified in place"):
+        w.grad.numpy()
+
+
+def test_dropout_waits_for_the_generator(threaded) -> None:  # type: ignore[no-untyped-def]
+    """A mask is a draw: its op reads and writes the device's generator, like every draw."""
+    import autopar.nn.functional as F
+    from autopar.arrays import _random
+
+    x = ap.ones(64)
+    x.wait_to_read()
+    var, _ = _random._generator(x.device)
+    gate: list[engine.Completion] = []
+    held = threading.Event()
+
+    def hold(complete: engine.Completion) -> None:
+        gate.append(complete)
+        held.set()
+
+    engine.push_async(hold, writes=[var], name="gate")
+    pushed: list[engine.Op] = []
+    listener = type("Pushed", (), {"op_pushed": lambda self, op: pushed.append(op), "op_started": lambda self, op: None,
+                                   "op_finished": lambda self, op: None})()  # fmt: skip
+    engine.add_listener(listener)
+    try:
+        F.dropout(x, 0.5)
+    finally:
+        engine.remove_listener(listener)
+    (op,) = [o for o in pushed if o.name == "dropout"]
+    assert op.state is engine.OpState.WAITING  # held by the generator's gate, not run at push
+    assert held.wait(60), "the gate op never ran"
+    gate[0]()
+    ap.waitall()
+
+
 def _chain() -> tuple[list[ap.NDArray], ap.NDArray]:
     w1, w2, w3 = (ap.array(data(3), requires_grad=True) for _ in range(3))
     x = ap.asarray(data(3))

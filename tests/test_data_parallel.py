@@ -175,12 +175,12 @@ def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) 
     assert trainer.buckets == [[1, 0]]
     assert all(p.grad._storage is trainer.flats[d][0]._storage for d, row in enumerate(replicas) for p in row)
     before = [p.numpy() for p in replicas[0]]
-    with autograd.record():
-        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
+    with autograd.record():  # p[1] used twice: its second contribution adds through the bucket's view
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() + (p[1] * p[1]).sum() for x, p in zip(xs, replicas)]
     trainer.step(losses)
     tx = [torch.from_numpy(x.numpy()) for x in xs]
     tp = [torch.tensor(b, requires_grad=True) for b in before]
-    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
+    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() + (tp[1] * tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
     for row in replicas:
         for p, t, b in zip(row, tp, before):
             np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
