@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from _helpers import Gate
 
 import autopar as ap
 from autopar import engine
@@ -53,8 +54,7 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
     for w in ws:
         h = ap.tanh(h @ w)
     loss = h.sum()
-    gate: list[engine.Completion] = []
-    engine.push_async(gate.append, reads=[x._storage.var], writes=[x._storage.var], name="gate")
+    gate = Gate(reads=[x._storage.var], writes=[x._storage.var])
     events = Events()
     engine.add_listener(events)
     returned, ready = threading.Event(), threading.Event()
@@ -73,8 +73,7 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
         readable = ready.wait(60)  # the test fails below if the gradient waited for the gate
         with events.lock:
             started = list(events.started)
-        assert gate, "the gate op never ran"
-        gate[0]()  # now the rest of backward may run
+        gate.open()  # now the rest of backward may run
         thread.join()
         ap.waitall()
     finally:
@@ -92,18 +91,10 @@ def test_a_write_pushed_before_backward_counts_even_if_it_runs_after(threaded) -
     w = ap.array([1.0, 2.0], requires_grad=True)
     x = ap.array([3.0, 4.0])
     y = (w * x).sum()
-    gate: list[engine.Completion] = []
-    held = threading.Event()
-
-    def hold(complete: engine.Completion) -> None:
-        gate.append(complete)
-        held.set()
-
-    engine.push_async(hold, reads=[x._storage.var], writes=[x._storage.var], name="gate")
+    gate = Gate(reads=[x._storage.var], writes=[x._storage.var])
     x[0] = 10.0  # queued behind the gate
     y.backward()
-    assert held.wait(60), "the gate op never ran"
-    gate[0]()
+    gate.open()
     with pytest.raises(RuntimeError, match="modified in place"):
         w.grad.numpy()
 
@@ -116,14 +107,7 @@ def test_dropout_waits_for_the_generator(threaded) -> None:  # type: ignore[no-u
     x = ap.ones(64)
     x.wait_to_read()
     var, _ = _random._generator(x.device)
-    gate: list[engine.Completion] = []
-    held = threading.Event()
-
-    def hold(complete: engine.Completion) -> None:
-        gate.append(complete)
-        held.set()
-
-    engine.push_async(hold, writes=[var], name="gate")
+    gate = Gate(writes=[var])
     pushed: list[engine.Op] = []
     listener = type("Pushed", (), {"op_pushed": lambda self, op: pushed.append(op), "op_started": lambda self, op: None,
                                    "op_finished": lambda self, op: None})()  # fmt: skip
@@ -134,8 +118,7 @@ def test_dropout_waits_for_the_generator(threaded) -> None:  # type: ignore[no-u
         engine.remove_listener(listener)
     (op,) = [o for o in pushed if o.name == "dropout"]
     assert op.state is engine.OpState.WAITING  # held by the generator's gate, not run at push
-    assert held.wait(60), "the gate op never ran"
-    gate[0]()
+    gate.open()
     ap.waitall()
 
 
