@@ -130,23 +130,53 @@ CASES["mean"] = reduction(ap.mean, torch.mean)
 CASES["max"] = reduction(ap.max, torch.amax)
 CASES["min"] = reduction(ap.min, torch.amin)
 CASES["logsumexp"] = reduction(ap.logsumexp, torch.logsumexp)
-CASES["var"] = Case(fixed((3, 4)), lambda x: ap.var(x, axis=0, correction=1), lambda t: torch.var(t, dim=0, correction=1))
-CASES["std"] = Case(fixed((3, 4)), lambda x: ap.std(x, axis=1), lambda t: torch.std(t, dim=1, correction=0))
-CASES["cumulative_sum"] = Case(fixed((3, 4)), lambda x: ap.cumulative_sum(x, axis=1), lambda t: torch.cumsum(t, 1))
-CASES["cumulative_prod"] = Case(fixed((3, 4), lo=0.5, hi=1.5), lambda x: ap.cumulative_prod(x, axis=0),
-                                lambda t: torch.cumprod(t, 0))  # fmt: skip
+def along_an_axis(lo: float = -2.0, hi: float = 2.0, min_side: int = 1) -> Callable[[Any], Any]:
+    """An array of 1 to 3 dimensions and an axis of it (the keyword ``axis``)."""
 
-# -- products ---------------------------------------------------------------------------------------------
+    def draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+        shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=min_side, max_side=4))
+        return [values(data, shape, lo, hi)], {"axis": data.draw(st.integers(0, len(shape) - 1), label="axis")}
 
-CASES["matmul"] = Case(fixed((2, 3, 4), (4, 5)), ap.matmul, torch.matmul)
-CASES["mm"] = Case(fixed((3, 4), (4, 2)), ap.mm, torch.mm)
-CASES["dot"] = Case(fixed((4,), (4,)), ap.dot, torch.dot)
+    return draw
+
+
+CASES["var"] = Case(along_an_axis(min_side=2), lambda x, axis: ap.var(x, axis=axis, correction=1),
+                    lambda t, axis: torch.var(t, dim=axis, correction=1))  # fmt: skip
+CASES["std"] = Case(along_an_axis(min_side=2), lambda x, axis: ap.std(x, axis=axis), lambda t, axis: torch.std(t, dim=axis, correction=0))
+CASES["cumulative_sum"] = Case(along_an_axis(), lambda x, axis: ap.cumulative_sum(x, axis=axis), lambda t, axis: torch.cumsum(t, axis))
+CASES["cumulative_prod"] = Case(along_an_axis(0.5, 1.5), lambda x, axis: ap.cumulative_prod(x, axis=axis),
+                                lambda t, axis: torch.cumprod(t, axis))  # fmt: skip
+
+# -- products (drawn sizes; the inner dimensions agree) ----------------------------------------------------
+
+_side = st.integers(1, 4)
+
+
+def _matmul_draw(data: Any) -> list[np.ndarray]:
+    batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    n, k, m = data.draw(_side), data.draw(_side), data.draw(_side)
+    return [values(data, (*batch, n, k)), values(data, (k, m))]
+
+
+def _sizes(*pattern: str) -> Callable[[Any], list[np.ndarray]]:
+    """Shapes from letters, one drawn size per letter: ``_sizes("nk", "km")``."""
+
+    def draw(data: Any) -> list[np.ndarray]:
+        size = {c: data.draw(_side, label=c) for c in sorted(set("".join(pattern)))}
+        return [values(data, tuple(size[c] for c in p)) for p in pattern]
+
+    return draw
+
+
+CASES["matmul"] = Case(_matmul_draw, ap.matmul, torch.matmul)
+CASES["mm"] = Case(_sizes("nk", "km"), ap.mm, torch.mm)
+CASES["dot"] = Case(_sizes("k", "k"), ap.dot, torch.dot)
 CASES["vecdot"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
 CASES["tensordot"] = Case(fixed((2, 3, 4), (3, 4, 2)), lambda a, b: ap.tensordot(a, b, axes=2),
                           lambda a, b: torch.tensordot(a, b, dims=2))  # fmt: skip
-CASES["outer"] = Case(fixed((3,), (4,)), ap.outer, torch.outer)
-CASES["inner"] = Case(fixed((2, 3), (4, 3)), ap.inner, torch.inner)
-CASES["kron"] = Case(fixed((2, 2), (3, 2)), ap.kron, torch.kron)
+CASES["outer"] = Case(_sizes("n", "m"), ap.outer, torch.outer)
+CASES["inner"] = Case(_sizes("nk", "mk"), ap.inner, torch.inner)
+CASES["kron"] = Case(_sizes("ab", "cd"), ap.kron, torch.kron)
 CASES["cross"] = Case(fixed((2, 3), (2, 3)), ap.cross, lambda a, b: torch.linalg.cross(a, b))
 CASES["einsum"] = Case(fixed((2, 3), (3, 4)), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
 CASES["trace"] = Case(fixed((3, 4)), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
