@@ -92,6 +92,8 @@ def test_train_quick_prints_epochs_both_runs_and_writes_trace_and_plots(tmp_path
                         out, re.M)  # fmt: skip
     assert len(epochs) == 2, out
     assert re.search(r"^2 devices / 1 device: \d+\.\d\dx samples/s", out, re.M)
+    assert re.search(r"; issue 9's target >= 1\.7x: (met|NOT met) in this run\)$", out, re.M)
+    assert "python bench/training.py --model lenet (or autopar bench, LeNet)" in out
     assert re.search(r"gradient traffic over 3 profiled steps: \d+\.\d ms on the copy lanes, \d+% of it while", out)
     names = {e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"}
     assert {"allreduce sum", "allreduce copy", "backward conv2d", "conv2d", "sgd update"} <= names
