@@ -23,6 +23,7 @@ import autopar as ap
 import autopar.nn.functional as F
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+MATRICES = hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)
 
 
 def values(data: Any, shape: Any, lo: float = -2.0, hi: float = 2.0, complex_: bool = False) -> np.ndarray:
@@ -188,11 +189,11 @@ CASES["reshape"] = Case(fixed((3, 4)), lambda a: ap.reshape(a.T, (2, 6)), lambda
 CASES["concat"] = Case(fixed((2, 3), (1, 3)), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
 CASES["stack"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
 CASES["broadcast_to"] = Case(fixed((3, 1)), lambda a: ap.broadcast_to(a, (2, 3, 4)), lambda a: a.expand(2, 3, 4))
-CASES["roll"] = Case(fixed((3, 4)), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
+CASES["roll"] = Case(one(shapes=MATRICES), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
 CASES["repeat"] = Case(fixed((2, 3)), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
 CASES["repeat_by_array"] = Case(fixed((3,)), lambda a: ap.repeat(a, ap.asarray([1, 0, 2])),
                                 lambda a: torch.repeat_interleave(a, torch.tensor([1, 0, 2])))  # fmt: skip
-CASES["tile"] = Case(fixed((2, 3)), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
+CASES["tile"] = Case(one(shapes=MATRICES), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
 CASES["take"] = Case(fixed((4, 3)), lambda a: ap.take(a, ap.asarray([3, 0, 3]), axis=0), lambda a: a[[3, 0, 3]])
 CASES["take_along_axis"] = Case(fixed((2, 3)), lambda a: ap.take_along_axis(a, ap.asarray([[2, 0], [1, 1]]), axis=1),
                                 lambda a: torch.take_along_dim(a, torch.tensor([[2, 0], [1, 1]]), 1))  # fmt: skip
@@ -202,29 +203,29 @@ CASES["where"] = Case(fixed((2, 3), (3,)), lambda a, b: ap.where(a > 0, a, b), l
 CASES["sort"] = Case(fixed((3, 4)), lambda a: ap.sort(a, axis=0), lambda a: torch.sort(a, 0).values)
 CASES["astype"] = Case(fixed((2, 3)), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
 CASES["copy"] = Case(fixed((2, 3)), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
-CASES["tril"] = Case(fixed((3, 4)), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
-CASES["triu"] = Case(fixed((3, 4)), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
+CASES["tril"] = Case(one(shapes=MATRICES), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
+CASES["triu"] = Case(one(shapes=MATRICES), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
 CASES["diff"] = Case(fixed((3, 5)), lambda a: ap.diff(a, n=2, axis=1), lambda a: torch.diff(a, n=2, dim=1))
 CASES["pad"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
-CASES["rot90"] = Case(fixed((2, 3)), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
+CASES["rot90"] = Case(one(shapes=MATRICES), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
 CASES["nan_to_num"] = Case(fixed((2, 3)), lambda a: ap.nan_to_num(a / a.sum()), lambda a: torch.nan_to_num(a / a.sum()))
 CASES["quantile"] = Case(fixed((3, 5)), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
 CASES["nanquantile"] = Case(fixed((3, 5)), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
 CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
 CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
-CASES["trapezoid"] = Case(fixed((3, 5)), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
+CASES["trapezoid"] = Case(one(shapes=MATRICES), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
 
 # -- fft ------------------------------------------------------------------------------------------------------
 
 for _name in ("fft", "ifft", "fftn", "ifftn"):
-    CASES[f"fft.{_name}"] = Case(fixed((3, 4), complex_=True), getattr(ap.fft, _name), getattr(torch.fft, _name))
+    CASES[f"fft.{_name}"] = Case(one(shapes=MATRICES, complex_=True), getattr(ap.fft, _name), getattr(torch.fft, _name))
 for _name in ("rfft", "rfftn", "ihfft"):
-    CASES[f"fft.{_name}"] = Case(fixed((3, 4)), getattr(ap.fft, _name), getattr(torch.fft, _name))
-CASES["fft.irfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfft(z, n=6), lambda z: torch.fft.irfft(z, n=6))
-CASES["fft.irfftn"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfftn(z, s=(3, 6)), lambda z: torch.fft.irfftn(z, s=(3, 6)))
-CASES["fft.hfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.hfft(z, n=6), lambda z: torch.fft.hfft(z, n=6))
-CASES["fft.fftshift"] = Case(fixed((3, 4)), ap.fft.fftshift, torch.fft.fftshift)
-CASES["fft.ifftshift"] = Case(fixed((3, 4)), ap.fft.ifftshift, torch.fft.ifftshift)
+    CASES[f"fft.{_name}"] = Case(one(shapes=MATRICES), getattr(ap.fft, _name), getattr(torch.fft, _name))
+CASES["fft.irfft"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.irfft(z, n=6), lambda z: torch.fft.irfft(z, n=6))
+CASES["fft.irfftn"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.irfftn(z, s=(3, 6)), lambda z: torch.fft.irfftn(z, s=(3, 6)))
+CASES["fft.hfft"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.hfft(z, n=6), lambda z: torch.fft.hfft(z, n=6))
+CASES["fft.fftshift"] = Case(one(shapes=MATRICES), ap.fft.fftshift, torch.fft.fftshift)
+CASES["fft.ifftshift"] = Case(one(shapes=MATRICES), ap.fft.ifftshift, torch.fft.ifftshift)
 
 # -- linalg (well-conditioned inputs built inside, the same way on both sides) ----------------------------------
 
