@@ -185,12 +185,21 @@ CASES["diagonal"] = Case(fixed((3, 4)), lambda a: ap.linalg.diagonal(a, offset=-
 
 # -- manipulation, indexing, searching ---------------------------------------------------------------------
 
-CASES["reshape"] = Case(fixed((3, 4)), lambda a: ap.reshape(a.T, (2, 6)), lambda a: a.T.reshape(2, 6))
-CASES["concat"] = Case(fixed((2, 3), (1, 3)), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
-CASES["stack"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
-CASES["broadcast_to"] = Case(fixed((3, 1)), lambda a: ap.broadcast_to(a, (2, 3, 4)), lambda a: a.expand(2, 3, 4))
+CASES["reshape"] = Case(one(shapes=hnp.array_shapes(min_dims=2, max_dims=2, min_side=2)),  # a.T: not contiguous
+                        lambda a: ap.reshape(a.T, (-1,)), lambda a: a.T.reshape(-1))
+CASES["concat"] = Case(_sizes("nk", "mk"), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
+CASES["stack"] = Case(_sizes("nk", "nk"), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
+def _broadcast_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+    to = data.draw(hnp.broadcastable_shapes(shape, min_dims=len(shape), max_dims=4, max_side=3).map(
+        lambda s: tuple(max(x, y) for x, y in zip(s, (1,) * (len(s) - len(shape)) + shape))))  # fmt: skip
+    return [values(data, shape)], {"to": to}
+
+
+CASES["broadcast_to"] = Case(_broadcast_draw, lambda a, to: ap.broadcast_to(a, to), lambda a, to: a.expand(to))
+
 CASES["roll"] = Case(one(shapes=MATRICES), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
-CASES["repeat"] = Case(fixed((2, 3)), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
+CASES["repeat"] = Case(one(shapes=MATRICES), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
 CASES["repeat_by_array"] = Case(fixed((3,)), lambda a: ap.repeat(a, ap.asarray([1, 0, 2])),
                                 lambda a: torch.repeat_interleave(a, torch.tensor([1, 0, 2])))  # fmt: skip
 CASES["tile"] = Case(one(shapes=MATRICES), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
@@ -199,14 +208,14 @@ CASES["take_along_axis"] = Case(fixed((2, 3)), lambda a: ap.take_along_axis(a, a
                                 lambda a: torch.take_along_dim(a, torch.tensor([[2, 0], [1, 1]]), 1))  # fmt: skip
 CASES["index"] = Case(fixed((4, 3)), lambda a: a[[0, 2, 2], 1:], lambda a: a[[0, 2, 2], 1:])
 CASES["index_masked"] = Case(lambda d: [np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, 0.5]])], lambda a: a[a > 0], lambda a: a[a > 0])
-CASES["where"] = Case(fixed((2, 3), (3,)), lambda a, b: ap.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b))
-CASES["sort"] = Case(fixed((3, 4)), lambda a: ap.sort(a, axis=0), lambda a: torch.sort(a, 0).values)
-CASES["astype"] = Case(fixed((2, 3)), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
-CASES["copy"] = Case(fixed((2, 3)), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
+CASES["where"] = Case(two(), lambda a, b: ap.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b))
+CASES["sort"] = Case(along_an_axis(), lambda a, axis: ap.sort(a, axis=axis), lambda a, axis: torch.sort(a, axis).values)
+CASES["astype"] = Case(one(), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
+CASES["copy"] = Case(one(), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
 CASES["tril"] = Case(one(shapes=MATRICES), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
 CASES["triu"] = Case(one(shapes=MATRICES), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
 CASES["diff"] = Case(fixed((3, 5)), lambda a: ap.diff(a, n=2, axis=1), lambda a: torch.diff(a, n=2, dim=1))
-CASES["pad"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
+CASES["pad"] = Case(one(shapes=MATRICES), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
 CASES["rot90"] = Case(one(shapes=MATRICES), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
 CASES["nan_to_num"] = Case(fixed((2, 3)), lambda a: ap.nan_to_num(a / a.sum()), lambda a: torch.nan_to_num(a / a.sum()))
 CASES["quantile"] = Case(fixed((3, 5)), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
