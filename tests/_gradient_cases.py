@@ -57,8 +57,9 @@ def fixed(*shapes: tuple[int, ...], lo: float = -2.0, hi: float = 2.0, complex_:
     return lambda data: [values(data, s, lo, hi, complex_) for s in shapes]
 
 
-def square(n: int = 3) -> Callable[[Any], list[np.ndarray]]:
-    return fixed((n, n))
+def square(max_n: int = 4) -> Callable[[Any], list[np.ndarray]]:
+    """One n x n matrix, n drawn."""
+    return lambda data: [values(data, (n, n)) for n in [data.draw(st.integers(1, max_n), label="n")]]
 
 
 CASES: dict[str, Case] = {}
@@ -172,16 +173,16 @@ def _sizes(*pattern: str) -> Callable[[Any], list[np.ndarray]]:
 CASES["matmul"] = Case(_matmul_draw, ap.matmul, torch.matmul)
 CASES["mm"] = Case(_sizes("nk", "km"), ap.mm, torch.mm)
 CASES["dot"] = Case(_sizes("k", "k"), ap.dot, torch.dot)
-CASES["vecdot"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
-CASES["tensordot"] = Case(fixed((2, 3, 4), (3, 4, 2)), lambda a, b: ap.tensordot(a, b, axes=2),
+CASES["vecdot"] = Case(_sizes("nk", "nk"), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
+CASES["tensordot"] = Case(_sizes("abc", "bcd"), lambda a, b: ap.tensordot(a, b, axes=2),
                           lambda a, b: torch.tensordot(a, b, dims=2))  # fmt: skip
 CASES["outer"] = Case(_sizes("n", "m"), ap.outer, torch.outer)
 CASES["inner"] = Case(_sizes("nk", "mk"), ap.inner, torch.inner)
 CASES["kron"] = Case(_sizes("ab", "cd"), ap.kron, torch.kron)
 CASES["cross"] = Case(fixed((2, 3), (2, 3)), ap.cross, lambda a, b: torch.linalg.cross(a, b))
-CASES["einsum"] = Case(fixed((2, 3), (3, 4)), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
-CASES["trace"] = Case(fixed((3, 4)), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
-CASES["diagonal"] = Case(fixed((3, 4)), lambda a: ap.linalg.diagonal(a, offset=-1), lambda a: torch.diagonal(a, -1))
+CASES["einsum"] = Case(_sizes("ij", "jk"), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
+CASES["trace"] = Case(one(shapes=MATRICES), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
+CASES["diagonal"] = Case(one(shapes=MATRICES), lambda a: ap.linalg.diagonal(a, offset=-1), lambda a: torch.diagonal(a, -1))
 
 # -- manipulation, indexing, searching ---------------------------------------------------------------------
 
@@ -218,8 +219,8 @@ CASES["diff"] = Case(fixed((3, 5)), lambda a: ap.diff(a, n=2, axis=1), lambda a:
 CASES["pad"] = Case(one(shapes=MATRICES), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
 CASES["rot90"] = Case(one(shapes=MATRICES), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
 CASES["nan_to_num"] = Case(fixed((2, 3)), lambda a: ap.nan_to_num(a / a.sum()), lambda a: torch.nan_to_num(a / a.sum()))
-CASES["quantile"] = Case(fixed((3, 5)), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
-CASES["nanquantile"] = Case(fixed((3, 5)), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
+CASES["quantile"] = Case(one(shapes=MATRICES), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
+CASES["nanquantile"] = Case(one(shapes=MATRICES), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
 CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
 CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
 CASES["trapezoid"] = Case(one(shapes=MATRICES), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
@@ -252,7 +253,7 @@ CASES["linalg.det"] = Case(square(), ap.linalg.det, torch.linalg.det)
 CASES["linalg.slogdet"] = Case(square(), lambda b: ap.linalg.slogdet(spd(ap, b)).logabsdet,
                                lambda b: torch.linalg.slogdet(spd(torch, b)).logabsdet)  # fmt: skip
 CASES["linalg.inv"] = Case(square(), lambda b: ap.linalg.inv(spd(ap, b)), lambda b: torch.linalg.inv(spd(torch, b)))
-CASES["linalg.solve"] = Case(fixed((3, 3), (3, 2)), lambda b, y: ap.linalg.solve(spd(ap, b), y),
+CASES["linalg.solve"] = Case(_sizes("nn", "nk"), lambda b, y: ap.linalg.solve(spd(ap, b), y),
                              lambda b, y: torch.linalg.solve(spd(torch, b), y))  # fmt: skip
 CASES["linalg.pinv"] = Case(fixed((3, 2)), ap.linalg.pinv, torch.linalg.pinv)
 CASES["linalg.matrix_power"] = Case(square(), lambda b: ap.linalg.matrix_power(b, 3), lambda b: torch.linalg.matrix_power(b, 3))
@@ -264,7 +265,7 @@ CASES["linalg.svd"] = Case(fixed((3, 3)), lambda b: tuple(u * u for u in ap.lina
                            lambda b: tuple(u * u for u in torch.linalg.svd(spd(torch, b))))  # fmt: skip
 CASES["linalg.svdvals"] = Case(fixed((4, 3)), ap.linalg.svdvals, torch.linalg.svdvals)
 CASES["linalg.vector_norm"] = Case(one(0.2, 2.0), lambda x: ap.linalg.vector_norm(x, ord=3), lambda x: torch.linalg.vector_norm(x, ord=3))
-CASES["linalg.matrix_norm"] = Case(fixed((3, 4)), ap.linalg.matrix_norm, torch.linalg.matrix_norm)
+CASES["linalg.matrix_norm"] = Case(one(shapes=MATRICES), ap.linalg.matrix_norm, torch.linalg.matrix_norm)
 
 # -- softmax and the nn ops -----------------------------------------------------------------------------------------
 
