@@ -75,8 +75,19 @@ def test_5_a_0d_integer_array_is_an_index() -> None:
 def test_6_python_ints_that_do_not_fit_raise_at_the_call() -> None:
     a = ap.asarray([1], dtype="int32")
     assert (a + 7).tolist() == [8]  # fills the dispatcher's plan cache for (add, int32, int) ...
-    with pytest.raises(OverflowError, match="add: Python integer 1099511627776 is out of bounds for .* int32"):
-        a + 2**40  # ... which must still check each value
+    with pytest.raises(OverflowError, match=r"add: Python integer 1099511627776 is out of bounds for .* int32 "
+                                            r"\(range -2147483648\.\.2147483647\); cast the array first"):
+        a + 2**40  # ... which must still check each value, and name the fix
+    # The plan cache's general path (a scalar first, an assignment) checks each value too: not
+    # torch's RuntimeError ("cannot be converted to type int32 without overflow") instead.
+    assert (7 - a).tolist() == [6]
+    with pytest.raises(OverflowError, match="subtract: Python integer 1099511627776 is out of bounds"):
+        2**40 - a
+    b = ap.asarray([1, 2], dtype="int32")
+    b[0] = 7
+    with pytest.raises(OverflowError, match="Python integer 1099511627776 is out of bounds"):
+        b[1] = 2**40
+    assert b.tolist() == [7, 2]
     with pytest.raises(OverflowError):
         a += 2**40
     with pytest.raises(OverflowError):
