@@ -83,6 +83,8 @@ def test_6_python_ints_that_do_not_fit_raise_at_the_call() -> None:
     assert (7 - a).tolist() == [6]
     with pytest.raises(OverflowError, match="subtract: Python integer 1099511627776 is out of bounds"):
         2**40 - a
+    with pytest.raises(OverflowError, match="^clip: Python integer 300 is out of bounds .* int8"):
+        ap.clip(ap.asarray([1], dtype="int8"), 0, 300)  # named clip, not the maximum/minimum it is made of
     b = ap.asarray([1, 2], dtype="int32")
     b[0] = 7
     with pytest.raises(OverflowError, match="Python integer 1099511627776 is out of bounds"):
