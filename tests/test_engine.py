@@ -206,7 +206,9 @@ def test_blocking_inside_an_op_raises(eng) -> None:  # type: ignore[no-untyped-d
     eng.push(lambda: eng.wait_for_var(a), writes=[b], name="reads")
     with pytest.raises(BlockingCallError, match="waitall\\(\\) was called inside engine operation 'waits'"):
         eng.wait_for_var(a)
-    with pytest.raises(BlockingCallError):
+    # b's failure is its own call's, not a's re-raised: a wait_for_var inside an op raises
+    # even when the var it names is already written (catches the check dropped there)
+    with pytest.raises(BlockingCallError, match="wait_for_var\\(\\) was called inside engine operation 'reads'"):
         eng.wait_for_var(b)
 
 
