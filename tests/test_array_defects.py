@@ -128,6 +128,10 @@ def test_9_copyto_a_reversed_slice_reaches_the_base() -> None:
     view = y[::-2]
     view += 10
     assert y.tolist() == [0, 11, 2, 13, 4, 15]
+    # x.copyto(array) is MXNet's: same shape only, checked at the call (np.copyto broadcasts)
+    with pytest.raises(ValueError, match=r"copyto: source shape \(1,\) differs from the target array's \(5,\); reshape"):
+        ap.ones(1).copyto(x)
+    assert x.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
 
 
 def test_10_array_of_arrays_stacks_them() -> None:
