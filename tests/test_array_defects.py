@@ -120,6 +120,16 @@ def test_8_host_data_is_captured_at_the_call(_engine: str) -> None:
     assert b.tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.parametrize("copy", [None, True])
+def test_8_non_native_byte_order_numpy_data_keeps_its_values(copy: bool | None) -> None:
+    """NumPy data in big-endian order (files, network buffers) has the values NumPy sees
+    (torch.from_numpy refuses it; catches the byte swap at asarray removed)."""
+    for dtype in (">f8", ">i4", ">c8"):
+        src = np.arange(-2, 3).astype(dtype)
+        got = ap.asarray(src, copy=copy)
+        assert got.dtype == src.dtype.newbyteorder("=") and got.tolist() == src.tolist(), dtype
+
+
 def test_9_copyto_a_reversed_slice_reaches_the_base() -> None:
     x = ap.arange(5.0)
     x.copyto(x[::-1])
