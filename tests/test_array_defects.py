@@ -85,6 +85,10 @@ def test_6_python_ints_that_do_not_fit_raise_at_the_call() -> None:
         2**40 - a
     with pytest.raises(OverflowError, match="^clip: Python integer 300 is out of bounds .* int8"):
         ap.clip(ap.asarray([1], dtype="int8"), 0, 300)  # named clip, not the maximum/minimum it is made of
+    for dtype, top in (("uint8", 255), ("uint64", 2**64 - 1)):  # each unsigned range's last value fits, the next does not
+        assert (ap.zeros(1, dtype=dtype) + top).tolist() == [top]
+        with pytest.raises(OverflowError, match=f"add: Python integer {top + 1} is out of bounds .* {dtype} "):
+            ap.zeros(1, dtype=dtype) + (top + 1)
     b = ap.asarray([1, 2], dtype="int32")
     b[0] = 7
     with pytest.raises(OverflowError, match="Python integer 1099511627776 is out of bounds"):
@@ -163,6 +167,10 @@ def test_12_errors_name_the_right_fix() -> None:
     i = ap.asarray([1, 2])
     with pytest.raises(TypeError, match=r"cannot store a float32 result in a int64 array .*\(x = x \+ y\)"):
         i += 0.5
+    f = ap.ones(2, dtype="float32")  # NumPy's same_kind rule: no complex into float either
+    with pytest.raises(TypeError, match=r"cannot store a complex64 result in a float32 array"):
+        f += 1j
+    assert f.tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match=r"sum: axis=1.0 must be an integer"):
         ap.ones((2, 2)).sum(axis=1.0)
     assert ap.zeros(2, 3).shape == (2, 3) and ap.ones(2, 3, dtype="int64").dtype == ap.int64  # PyTorch users
