@@ -75,8 +75,25 @@ def test_5_a_0d_integer_array_is_an_index() -> None:
 def test_6_python_ints_that_do_not_fit_raise_at_the_call() -> None:
     a = ap.asarray([1], dtype="int32")
     assert (a + 7).tolist() == [8]  # fills the dispatcher's plan cache for (add, int32, int) ...
-    with pytest.raises(OverflowError, match="add: Python integer 1099511627776 is out of bounds for .* int32"):
-        a + 2**40  # ... which must still check each value
+    with pytest.raises(OverflowError, match=r"add: Python integer 1099511627776 is out of bounds for .* int32 "
+                                            r"\(range -2147483648\.\.2147483647\); cast the array first"):
+        a + 2**40  # ... which must still check each value, and name the fix
+    # The plan cache's general path (a scalar first, an assignment) checks each value too: not
+    # torch's RuntimeError ("cannot be converted to type int32 without overflow") instead.
+    assert (7 - a).tolist() == [6]
+    with pytest.raises(OverflowError, match="subtract: Python integer 1099511627776 is out of bounds"):
+        2**40 - a
+    with pytest.raises(OverflowError, match="^clip: Python integer 300 is out of bounds .* int8"):
+        ap.clip(ap.asarray([1], dtype="int8"), 0, 300)  # named clip, not the maximum/minimum it is made of
+    for dtype, top in (("uint8", 255), ("uint64", 2**64 - 1)):  # each unsigned range's last value fits, the next does not
+        assert (ap.zeros(1, dtype=dtype) + top).tolist() == [top]
+        with pytest.raises(OverflowError, match=f"add: Python integer {top + 1} is out of bounds .* {dtype} "):
+            ap.zeros(1, dtype=dtype) + (top + 1)
+    b = ap.asarray([1, 2], dtype="int32")
+    b[0] = 7
+    with pytest.raises(OverflowError, match="Python integer 1099511627776 is out of bounds"):
+        b[1] = 2**40
+    assert b.tolist() == [7, 2]
     with pytest.raises(OverflowError):
         a += 2**40
     with pytest.raises(OverflowError):
@@ -107,6 +124,16 @@ def test_8_host_data_is_captured_at_the_call(_engine: str) -> None:
     assert b.tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.parametrize("copy", [None, True])
+def test_8_non_native_byte_order_numpy_data_keeps_its_values(copy: bool | None) -> None:
+    """NumPy data in big-endian order (files, network buffers) has the values NumPy sees
+    (torch.from_numpy refuses it; catches the byte swap at asarray removed)."""
+    for dtype in (">f8", ">i4", ">c8"):
+        src = np.arange(-2, 3).astype(dtype)
+        got = ap.asarray(src, copy=copy)
+        assert got.dtype == src.dtype.newbyteorder("=") and got.tolist() == src.tolist(), dtype
+
+
 def test_9_copyto_a_reversed_slice_reaches_the_base() -> None:
     x = ap.arange(5.0)
     x.copyto(x[::-1])
@@ -115,6 +142,10 @@ def test_9_copyto_a_reversed_slice_reaches_the_base() -> None:
     view = y[::-2]
     view += 10
     assert y.tolist() == [0, 11, 2, 13, 4, 15]
+    # x.copyto(array) is MXNet's: same shape only, checked at the call (np.copyto broadcasts)
+    with pytest.raises(ValueError, match=r"copyto: source shape \(1,\) differs from the target array's \(5,\); reshape"):
+        ap.ones(1).copyto(x)
+    assert x.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
 
 
 def test_10_array_of_arrays_stacks_them() -> None:
@@ -136,6 +167,10 @@ def test_12_errors_name_the_right_fix() -> None:
     i = ap.asarray([1, 2])
     with pytest.raises(TypeError, match=r"cannot store a float32 result in a int64 array .*\(x = x \+ y\)"):
         i += 0.5
+    f = ap.ones(2, dtype="float32")  # NumPy's same_kind rule: no complex into float either
+    with pytest.raises(TypeError, match=r"cannot store a complex64 result in a float32 array"):
+        f += 1j
+    assert f.tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match=r"sum: axis=1.0 must be an integer"):
         ap.ones((2, 2)).sum(axis=1.0)
     assert ap.zeros(2, 3).shape == (2, 3) and ap.ones(2, 3, dtype="int64").dtype == ap.int64  # PyTorch users

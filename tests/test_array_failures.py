@@ -112,6 +112,18 @@ def test_a_failed_array_is_replaced_by_a_whole_assignment_or_copyto() -> None:
     assert other.tolist() == [0.0, 1.0, 2.0]
 
 
+def test_a_whole_write_through_a_reversed_or_transposed_view_replaces_a_failed_array() -> None:
+    """A view that reaches every element (x.T, x[::-1]) is a whole write too (catches
+    ``_views.covers`` answering False for every view that is not the whole storage)."""
+    want = np.arange(6.0).reshape(2, 3)
+    bad = ap.call(explode, ap.ones((2, 3)), shape=(2, 3))
+    bad.T[...] = ap.asarray(want.T)
+    np.testing.assert_array_equal(bad.numpy(), want)
+    bad = ap.call(explode, ap.ones((2, 3)), shape=(2, 3))
+    bad[::-1] = ap.asarray(want)
+    np.testing.assert_array_equal(bad.numpy(), want[::-1])
+
+
 def test_a_partial_update_of_a_failed_array_still_fails() -> None:
     bad = ap.call(explode, ap.ones(3), shape=(3,))
     bad[0] = 5.0  # reads the elements it keeps

@@ -114,6 +114,19 @@ def test_searchsorted_where_nonzero(data: Any) -> None:
         assert_same(ap.nonzero(to_ap(a)), xp.nonzero(a), what="nonzero")
 
 
+def test_where_with_a_python_scalar_keeps_the_arrays_precision() -> None:
+    """NumPy's answer: the scalar takes the array's dtype, in its precision (catches the
+    scalar made in the default float, float32, first: 0.1 -> 0.10000000149011612)."""
+    n = np.array([0.0, 1.0])
+    c = n > 0
+    for got, want in (
+        (ap.where(ap.asarray(c), ap.asarray(n), 0.1), np.where(c, n, 0.1)),
+        (ap.where(ap.asarray(c), 1e300, ap.asarray(n)), np.where(c, 1e300, n)),
+        (ap.where(ap.asarray(c), ap.asarray(n.astype(np.int64)), 2**53 + 1), np.where(c, n.astype(np.int64), 2**53 + 1)),
+    ):
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("name", ["unique_all", "unique_counts", "unique_inverse", "unique_values"])
 @SETTINGS
 @given(data=st.data())

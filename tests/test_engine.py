@@ -80,6 +80,31 @@ def test_wait_for_var_waits_for_writes_only(eng) -> None:  # type: ignore[no-unt
     eng.waitall()
 
 
+def test_wait_for_var_returns_when_the_write_it_waits_for_finishes(threaded) -> None:  # type: ignore[no-untyped-def]
+    #  write a (blocked on `go`) --> read a (blocked on `release`, copy lane)
+    #  wait_for_var(a) is waiting when `go` is set: it must return while the reader still runs.
+    #  Catches wait_for_var waiting for more than the var's writes (until idle, or for the reader).
+    from _helpers import wait_for
+
+    a, b = threaded.Var(), threaded.Var()
+    go, release, returned = threading.Event(), threading.Event(), threading.Event()
+    threaded.push(lambda: go.wait(10), writes=[a])
+    threaded.push(lambda: release.wait(10), reads=[a], writes=[b], lane="copy")
+    waiter = threading.Thread(target=lambda: (threaded.wait_for_var(a), returned.set()), daemon=True)
+    try:
+        waiter.start()
+        wait_for(lambda: a._waiters == 1)  # the waiter is in the wait, the write not finished
+        assert not returned.is_set()
+        go.set()
+        assert returned.wait(5), "wait_for_var(a) did not return after a's only write finished"
+        assert not release.is_set() and b.version == 0  # the reader was still running
+    finally:
+        go.set()
+        release.set()
+    waiter.join(5)
+    threaded.waitall()
+
+
 def test_push_returns_op_with_state_in_repr(eng) -> None:  # type: ignore[no-untyped-def]
     a = eng.Var("a")
     op = eng.push(lambda: None, writes=[a], name="hello")
@@ -181,7 +206,9 @@ def test_blocking_inside_an_op_raises(eng) -> None:  # type: ignore[no-untyped-d
     eng.push(lambda: eng.wait_for_var(a), writes=[b], name="reads")
     with pytest.raises(BlockingCallError, match="waitall\\(\\) was called inside engine operation 'waits'"):
         eng.wait_for_var(a)
-    with pytest.raises(BlockingCallError):
+    # b's failure is its own call's, not a's re-raised: a wait_for_var inside an op raises
+    # even when the var it names is already written (catches the check dropped there)
+    with pytest.raises(BlockingCallError, match="wait_for_var\\(\\) was called inside engine operation 'reads'"):
         eng.wait_for_var(b)
 
 

@@ -184,3 +184,15 @@ def test_a_finished_op_keeps_nothing_alive(threaded, device) -> None:  # type: i
     engine.waitall()
     wait_for(lambda: ref() is None, 5)  # not kept by a sleeping worker, watcher or stream, nor by the op
     wait_for(lambda: op_ref() is None, 5)  # nor the op itself
+
+
+def test_an_op_kept_by_the_caller_drops_its_function_once_it_has_run(eng) -> None:  # type: ignore[no-untyped-def]
+    """The op ``push`` returns may be kept (for its state, by a profiler): it must not keep
+    what its function captured alive. Catches ``_outcome.record`` no longer dropping ``op.fn``."""
+    payload = Payload()
+    ref = weakref.ref(payload)
+    op = eng.push(lambda p=payload: None, writes=[eng.Var()])
+    del payload
+    eng.waitall()
+    wait_for(lambda: ref() is None, 5)
+    assert op.state is eng.OpState.DONE  # the op itself is still here

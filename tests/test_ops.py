@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -376,6 +377,9 @@ def test_bad_operands_name_the_problem() -> None:
         ap.zeros(3, dtype="quaternion")
     with pytest.raises(ValueError, match="sum: axis=2 is out of range for an array of 2 dimension"):
         a.sum(axis=2)
+    for repeated in ((0, 0), (1, -1)):  # NumPy: "duplicate value in 'axis'"
+        with pytest.raises(ValueError, match=re.escape(f"sum: axis={repeated!r} repeats an axis")):
+            a.sum(axis=repeated)
     with pytest.raises(TypeError, match="call: argument 1 is ndarray"):
         ap.call(lambda x: x, np.zeros(2), shape=(2,))
 

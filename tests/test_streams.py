@@ -150,6 +150,30 @@ def test_an_event_that_raises_fails_its_op_and_nothing_hangs(eng, monkeypatch, m
 # -- watchers: one per stream, no head-of-line blocking (defect 11) ---------------------------
 
 
+def test_a_stream_op_whose_input_fails_late_fails_too(threaded) -> None:  # type: ignore[no-untyped-def]
+    """B read a on the device and its kernels finished, but the op that wrote a has not been
+    seen to finish (its watcher is behind): B must wait for it and inherit its failure,
+    not finish clean (catches device_done no longer parking an op behind its upstream).
+
+    external lane of sim:0 (one watcher, in order): [held: done when set] [A: failed] --> a
+    sim:0/compute: B reads a (its stream waits for A's event, which is reached) --> b
+    """
+    held, failed = SimEvent(), SimEvent()
+    failed._reach(Boom("device fault"))  # A's device work ended in a fault
+    a, b = engine.Var(), engine.Var()
+    engine.push_event(held, writes=[engine.Var()], device="sim:0", name="held")
+    engine.push_event(failed, writes=[a], device="sim:0", name="A")
+    op_b = engine.push(lambda: launch(lambda: None), reads=[a], writes=[b], device="sim:0", name="B")
+    try:
+        wait_for(lambda: op_b.finished or op_b.blockers > 0)  # B's watcher has seen its kernels finish
+        assert not op_b.finished, f"B finished ({op_b.state}) before A, whose output it read"
+    finally:
+        held._reach(None)
+    with pytest.raises(Boom):
+        within(10, lambda: engine.wait_for_var(b))
+    assert op_b.state is engine.OpState.FAILED
+
+
 def test_a_host_op_waits_only_for_the_device_work_it_reads(threaded) -> None:  # type: ignore[no-untyped-def]
     #  long kernel (sim:0/compute) --> a --> host op A (cpu:0/compute)
     #  short kernel (sim:0/copy_h2d) --> b --> host op B (cpu:0/copy): must not wait for the long one
@@ -224,10 +248,11 @@ def test_ops_wait_for_external_device_work(eng) -> None:  # type: ignore[no-unty
 
 
 def test_simulated_stream_threads_stop_with_their_engine(threaded) -> None:  # type: ignore[no-untyped-def]
-    """Defect 14: 20 engine switches must not leave simulated stream threads behind."""
+    """Defect 14: 20 engine switches must not leave simulated stream threads behind, nor
+    the lanes' event watchers (catches Lane.stop no longer stopping its watcher)."""
 
     def alive() -> int:
-        return sum(t.name.startswith("autopar-simstream") for t in threading.enumerate())
+        return sum(t.name.startswith(("autopar-simstream", "autopar-events")) for t in threading.enumerate())
 
     before = alive()
     for _ in range(5):
@@ -236,4 +261,4 @@ def test_simulated_stream_threads_stop_with_their_engine(threaded) -> None:  # t
         engine.set_engine("naive")
         engine.push(lambda: launch(lambda: None), writes=[engine.Var()], device="sim:0")
         engine.set_engine("threaded")
-    wait_for(lambda: alive() <= before + 3)  # at most the new engine's, once it has stream lanes
+    wait_for(lambda: alive() <= before)  # the last engine has pushed nothing yet: it has no stream lanes

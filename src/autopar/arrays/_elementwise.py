@@ -365,6 +365,9 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - th
     """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
     x = call("positive", x) if type(x) is not _array.NDArray else x
     _dtypes.check_category("clip", x._dtype, "real numeric")
+    for bound in (min, max):
+        if type(bound) in (bool, int, float, complex):  # checked here, so an error names clip
+            _dtypes.scalar_dtype("clip", x._dtype, bound)
     out = x
     if min is not None:
         out = call("maximum", out, min)
