@@ -48,7 +48,20 @@ def ray_cluster():  # type: ignore[no-untyped-def]
     import autopar.cluster
     from autopar.cluster._local import LocalCluster
 
-    cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    # The nodes' processes import the tests' modules (functions given to autopar.call travel by
+    # reference, as a user's own package would, installed on the nodes): put tests/ on their path.
+    import os
+
+    before = os.environ.get("PYTHONPATH")
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = here if not before else f"{here}{os.pathsep}{before}"
+    try:
+        cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
     try:
         yield cluster
     finally:
