@@ -267,10 +267,9 @@ def copy_to_device(src: Any, dst: Device) -> Any:
         out = _array.make(src.shape, src.dtype, here)
         storage = out._storage
         wanted = operand(src)
-        runtime = s.runtime
 
-        def download() -> None:
-            storage.tensor = _own(runtime.request(("read", wanted)))
+        def download() -> None:  # holds the source storage (s) until read: its key is not freed before
+            storage.tensor = _own(s.runtime.request(("read", wanted)))
 
         _dispatch.push(download, (s.var,), (storage.var,), here, "copyto", COPY)
         return out if here is dst else _copy.copy_to_device(out, dst)

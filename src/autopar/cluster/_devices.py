@@ -82,5 +82,12 @@ def fail_held(handle: RemoteNode) -> None:
         engine.push(lost, writes=writes, device=cpu(0), name=f"{name} lost")
 
     # From a thread of its own: the loss may be noticed by the watcher, which must never block on
-    # the engine's back-pressure while it is the one completing ops.
-    threading.Thread(target=push, name=f"autopar-{name}-lost", daemon=True).start()
+    # the engine's back-pressure while it is the one completing ops. Waited for briefly, so that the
+    # op is pushed before the op that saw the loss completes (a waitall that sees that op finish
+    # also owes this failure), unless the engine is at its pending bound.
+    thread = threading.Thread(target=push, name=f"autopar-{name}-lost", daemon=True)
+    thread.start()
+    thread.join(PUSH_WAIT)
+
+
+PUSH_WAIT = 1.0  # seconds the loser waits for the failing op to be pushed

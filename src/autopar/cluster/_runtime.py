@@ -120,7 +120,7 @@ class NodeRuntime:
         check(call)
         try:
             return self._start(call, self._slots, data)()
-        except DeviceError as error:
+        except Exception as error:  # noqa: BLE001 - sent back as the op's own error
             raise self._here(error) from None
 
     def apply_many(self, calls: list[tuple[Any, ...]], garbage: tuple[Key, ...] = ()) -> list[tuple[Any, Any]]:
@@ -151,7 +151,16 @@ class NodeRuntime:
         return out
 
     def _here(self, error: Exception) -> Exception:
-        """A DeviceError names the node (``cuda:0 does not exist`` means here); others are as they are."""
+        """The error as the driver should see it.
+
+        A failed op's error as the op raised it (the node's engine re-raises it
+        naming the op on ``cpu:0``; the driver's engine names it on
+        ``node1/cpu:0``); a DeviceError naming the node (``cuda:0 does not
+        exist`` means there); others as they are.
+        """
+        cause = error.__cause__
+        if isinstance(cause, Exception) and type(cause) is type(error) and "[in autopar operation" in str(error):
+            error = cause
         if isinstance(error, DeviceError):
             return DeviceError(f"on node {self._node} (devices: {', '.join(str(d) for d in self._devices)}): {error}")
         return error
