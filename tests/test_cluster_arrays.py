@@ -173,6 +173,20 @@ def test_the_chapters_experiment_with_one_device_per_node(connected) -> None:  #
     np.testing.assert_allclose(ys[2].to("cpu:0").numpy(), x.numpy() @ x.numpy(), rtol=1e-5)
 
 
+def test_demo_runs_the_chapter_with_one_device_per_node(connected) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "autopar", "demo", "--cluster", connected.address, "--size", "64",
+                           "--repeat", "4", "--trials", "1"], capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "devices: node0/cpu:0 and node1/cpu:0 -- one device on each of two cluster nodes" in out
+    assert "node0/cpu:0 & node1/cpu:0: " in out and "Run on node0/cpu:0 and copy to node1/cpu:0: " in out
+    assert "both / max(T1, T2)" in out and "run+copy / max(run, copy)" in out
+    assert autopar.cluster.is_connected() and len(autopar.cluster.devices()) == 2  # its own session only
+
+
 def _slow(x: torch.Tensor) -> torch.Tensor:
     import time
 
