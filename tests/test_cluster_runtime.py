@@ -150,3 +150,21 @@ def test_ops_ready_together_go_to_a_node_in_one_call(connected, monkeypatch) -> 
     assert len(sent) < 100, sent  # batched: one Ray call carried several ops
     for i in (0, 57, 199):
         np.testing.assert_array_equal(ys[i].numpy(), np.arange(8.0) + i)
+
+
+def test_with_the_watcher_idle_a_call_is_sent_at_once_from_the_lane(connected, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A chain of dependent ops does not wait for the watcher thread to wake before each call."""
+    import threading
+
+    from autopar.cluster import _node
+
+    senders: list[str] = []
+    one = _node.RemoteNode.submit_apply
+    monkeypatch.setattr(_node.RemoteNode, "submit_apply",
+                        lambda self, call, data=None: senders.append(threading.current_thread().name) or one(self, call, data))
+    x = ap.arange(4.0, device="node1/cpu:0")
+    for _ in range(3):
+        x = x + 1
+        x.wait_to_read()  # the watcher is idle before each op
+    assert len(senders) == 4 and not any("watcher" in name for name in senders), senders
+    np.testing.assert_array_equal(x.numpy(), np.arange(4.0) + 3)

@@ -144,13 +144,16 @@ class RemoteNode:
         """Send ``call``; the op completes when the node answers.
 
         Calls without data go through the watcher, which sends the ones due
-        to one node together; an upload is sent from here (its data is
-        serialized now, on this lane's worker) and only watched.
+        to one node together -- unless it has nothing to do: then this thread
+        sends the call at once and the watcher only watches it (a chain of
+        dependent ops does not wait for the watcher to wake before each
+        call). An upload is sent from here too (its data is serialized now,
+        on this lane's worker) and only watched.
         """
         self.check()
         watcher = self.watcher
         assert watcher is not None, "a runtime of a session has a watcher"
-        if data is None:
+        if data is None and not watcher.idle:
             watcher.send(self, call, complete, on_value, _what(call, self))
         else:
             watcher.watch(self.submit_apply(call, data), complete, on_value, (self,), _what(call, self))

@@ -111,6 +111,11 @@ class Watcher:
         self._fail_all(ClusterError(f"the cluster connection ended ({reason}) before the node answered"))
 
     @property
+    def idle(self) -> bool:
+        """Nothing in flight, queued or waiting to be sent (read without a lock: a hint)."""
+        return not self._pending and not self._outbox and self._new.empty()
+
+    @property
     def pending(self) -> int:
         return len(self._pending) + self._new.qsize()
 
