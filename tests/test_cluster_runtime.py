@@ -168,3 +168,30 @@ def test_with_the_watcher_idle_a_call_is_sent_at_once_from_the_lane(connected, m
         x.wait_to_read()  # the watcher is idle before each op
     assert len(senders) == 4 and not any("watcher" in name for name in senders), senders
     np.testing.assert_array_equal(x.numpy(), np.arange(4.0) + 3)
+
+
+def test_the_watcher_survives_an_internal_error_and_fails_only_the_ops_it_concerned(connected, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """STYLE 18: the thread never dies silently; the op being finished fails with a ClusterError, nothing hangs."""
+    from autopar.cluster import _watch
+
+    watcher = _session.current().watcher
+    assert watcher is not None
+    faults = watcher.faults
+    finish_one = _watch._finish_one
+    calls = []
+
+    def broken_once(entry, failure, answer):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in the watcher")
+        return finish_one(entry, failure, answer)
+
+    x = ap.ones(4, device="node1/cpu:0")
+    x.wait_to_read()
+    monkeypatch.setattr(_watch, "_finish_one", broken_once)
+    y = x + 1
+    with pytest.raises(autopar.cluster.ClusterError, match="internal error in autopar's cluster watcher.*a bug in the watcher"):
+        y.numpy()
+    assert watcher.faults == faults + 1 and watcher.thread.is_alive()
+    assert "a bug in the watcher" in capsys.readouterr().err
+    np.testing.assert_array_equal((x + 2).numpy(), np.full(4, 3.0))  # the watcher goes on

@@ -11,6 +11,7 @@ dropped on the driver are sent along with the next call (``garbage``).
 
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 import weakref
@@ -59,7 +60,7 @@ class RemoteNode:
         self.info: RuntimeInfo | None = None
         self._lost: str | None = None
         self._lock = threading.Lock()
-        self._garbage: list[int] = []  # keys freed here, sent with the next call
+        self._garbage: collections.deque[int] = collections.deque()  # keys freed here, sent with the next call
         self.held: weakref.WeakSet[Any] = weakref.WeakSet()  # the array storages whose data it holds
         self.on_lost: Callable[[RemoteNode], None] | None = None  # the session fails `held` then
 
@@ -115,14 +116,18 @@ class RemoteNode:
     def discard(self, key: int) -> None:
         """Free ``key`` on the node: sent with the next call (or by the watcher when idle)."""
         if self._lost is None:
-            self._garbage.append(key)  # list.append is atomic: safe from a finalizer on any thread
+            self._garbage.append(key)  # atomic, takes no lock: safe from a finalizer on any thread
 
     def _take_garbage(self) -> tuple[int, ...]:
-        if not self._garbage:
-            return ()
-        with self._lock:
-            taken, self._garbage = tuple(self._garbage), []
-        return taken
+        """The freed keys, taken one by one (``popleft`` is atomic: a key discarded meanwhile is kept, not lost)."""
+        garbage = self._garbage
+        taken: list[int] = []
+        while garbage:
+            try:
+                taken.append(garbage.popleft())
+            except IndexError:  # taken by another thread sending to this node
+                break
+        return tuple(taken)
 
     def submit_apply(self, call: tuple[Any, ...], data: Any = None) -> Any:
         """Send one call (``arrays/_remote.py``); its ``ObjectRef``."""

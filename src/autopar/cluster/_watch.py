@@ -169,8 +169,11 @@ class Watcher:
             answers = ray.get(ready, timeout=0)
         except Exception:  # noqa: BLE001 - some call failed: each ref is read alone below
             answers = None
+        pending = self._pending
         for i, ref in enumerate(ready):
-            self._finish(ref, self._pending.pop(ref), answers[i] if answers is not None else _UNREAD)
+            # Removed once finished: if finishing fails unexpectedly, the loop's guard still fails its ops.
+            self._finish(ref, pending[ref], answers[i] if answers is not None else _UNREAD)
+            del pending[ref]
 
     def _send_all(self) -> None:
         outbox, self._outbox = self._outbox, {}
