@@ -76,6 +76,17 @@ def test_arrays_on_a_node_compute_there_and_read_back(connected) -> None:  # typ
         x @ ap.ones((5, 5), device=N1)
 
 
+def test_the_naive_engine_runs_remote_ops_too(connected) -> None:  # type: ignore[no-untyped-def]
+    engine.set_engine("naive")
+    try:
+        a = np.arange(6.0).reshape(2, 3)
+        x = ap.asarray(a, device=N0)
+        y = (x @ x.T).to(N1) + (x[:, :2] @ x[:, 1:].T).to("cpu:0").to(N1)
+        np.testing.assert_array_equal(y.numpy(), a @ a.T + a[:, :2] @ a[:, 1:].T)
+    finally:
+        engine.set_engine("threaded")
+
+
 def test_seeded_draws_on_a_node_equal_the_same_draws_here(connected) -> None:  # type: ignore[no-untyped-def]
     ap.random.seed(1234)
     there = ap.random.normal(size=(6,), device=N0).numpy()
