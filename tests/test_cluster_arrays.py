@@ -122,6 +122,26 @@ def test_copies_go_node_to_node_and_to_the_driver_on_copy_lanes(connected, monke
     np.testing.assert_array_equal(w.numpy(), a)
 
 
+def _sleepy(x: torch.Tensor) -> torch.Tensor:
+    import time
+
+    time.sleep(2)  # a long kernel: what the copy must not wait for (not synchronisation)
+    return x + 1
+
+
+def test_a_copy_between_nodes_overlaps_compute_on_both(connected) -> None:  # type: ignore[no-untyped-def]
+    src = ap.arange(5.0, device=N0)
+    busy_dst = ap.ones(3, device=N1)
+    ap.waitall()
+    long0 = ap.call(_sleepy, src, shape=(5,))  # node0's compute lane busy
+    long1 = ap.call(_sleepy, busy_dst, shape=(3,))  # node1's too
+    moved = src.to(N1)  # read on node0, written on node1 by their copy lanes: neither waits for a product
+    np.testing.assert_array_equal(moved.numpy(), np.arange(5.0))
+    assert long0._storage.var.pending_writes and long1._storage.var.pending_writes, "the copy waited for compute"
+    np.testing.assert_array_equal(long0.numpy(), np.arange(5.0) + 1)
+    np.testing.assert_array_equal(long1.numpy(), np.full(3, 2.0))
+
+
 @pytest.mark.parametrize("seed", [21, 22])
 def test_array_programs_over_two_nodes_and_the_driver_equal_the_naive_engine(connected, seed: int) -> None:  # type: ignore[no-untyped-def]
     from test_array_differential import run_program
