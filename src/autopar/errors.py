@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AutoparError",
+    "AxisError",
     "BlockingCallError",
     "ClusterError",
     "DeviceError",
@@ -19,6 +20,11 @@ __all__ = [
 
 class AutoparError(Exception):
     """Base class of the errors autopar raises for its own rules."""
+
+
+class AxisError(AutoparError, ValueError, IndexError):
+    """An axis outside an array's dimensions. The standard asks for ``IndexError``
+    (``expand_dims``), NumPy raises its ``AxisError`` (both): this is both as well."""
 
 
 class DeviceError(AutoparError, ValueError):

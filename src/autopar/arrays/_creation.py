@@ -39,7 +39,17 @@ def _static_shape(op: str, shapes: tuple[Any, ...], s: dict[str, Any]) -> tuple[
 
 
 def _full(shape: tuple[int, ...], value: Any, dtype: DType, device: str) -> torch.Tensor:
+    if dtype.kind in "fc" and not _in_range(value, dtype):
+        # torch.full refuses a float past the dtype's largest; NumPy and asarray round it (to the largest or inf)
+        wide = torch.complex128 if dtype.kind == "c" else torch.float64
+        return torch.empty(shape, dtype=dtype.torch, device=device).fill_(torch.tensor(value, dtype=wide))
     return torch.full(shape, value, dtype=dtype.torch, device=device)
+
+
+def _in_range(value: Any, dtype: DType) -> bool:
+    largest = torch.finfo(dtype.torch).max
+    parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+    return all(not math.isfinite(p) or abs(p) <= largest for p in parts)
 
 
 def _empty(shape: tuple[int, ...], dtype: DType, device: str) -> torch.Tensor:
@@ -47,9 +57,15 @@ def _empty(shape: tuple[int, ...], dtype: DType, device: str) -> torch.Tensor:
 
 
 def _arange(shape: tuple[int, ...], start: Any, step: Any, dtype: DType, device: str) -> torch.Tensor:
+    n = shape[0]
     if dtype.kind in "iu" and isinstance(start, int) and isinstance(step, int):
-        return torch.arange(start, start + step * shape[0], step, dtype=torch.int64, device=device)
-    return torch.arange(shape[0], dtype=torch.float64, device=device) * step + start
+        last = start + step * (n - 1) if n else start
+        if all(-(2**63) <= v < 2**63 for v in (start, last, step)):
+            return torch.arange(start, start + step * n, step, dtype=torch.int64, device=device)
+        # uint64 values of 2**63 and above: the same bits, computed modulo 2**64 in int64
+        wrap = [(v + 2**63) % 2**64 - 2**63 for v in (start, step)]
+        return torch.arange(n, dtype=torch.int64, device=device) * wrap[1] + wrap[0]
+    return torch.arange(n, dtype=torch.float64, device=device) * step + start
 
 
 def _linspace(shape: tuple[int, ...], start: Any, stop: Any, endpoint: bool, dtype: DType, device: str) -> torch.Tensor:
@@ -129,21 +145,21 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, 
                 device=dev)  # fmt: skip
 
 
-def zeros(*shape: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def zeros(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
     """``zeros((2, 3))``, ``zeros(2, 3)`` (PyTorch) or ``zeros((2, 3), 'int64')`` (NumPy)."""
-    dims, dtype = _split_shape("zeros", shape, dtype)
+    dims, dtype = _split_shape("zeros", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "zeros")
     return full(dims, 0, dtype=d, device=device, ctx=ctx)
 
 
-def ones(*shape: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
-    dims, dtype = _split_shape("ones", shape, dtype)
+def ones(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+    dims, dtype = _split_shape("ones", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "ones")
     return full(dims, 1, dtype=d, device=device, ctx=ctx)
 
 
-def empty(*shape: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
-    dims, dtype = _split_shape("empty", shape, dtype)
+def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+    dims, dtype = _split_shape("empty", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "empty")
     dev = _place(device, ctx, "empty")
     return bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
@@ -194,7 +210,10 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     start, stop, step = (_number("arange", n, v) for n, v in (("start", start), ("stop", stop), ("step", step)))
     if step == 0:
         raise ValueError("arange: step must not be 0")
-    n = max(0, math.ceil((stop - start) / step))
+    if all(isinstance(v, int) for v in (start, stop, step)):
+        n = len(range(start, stop, step))  # exact for ints of any size
+    else:
+        n = max(0, math.ceil((stop - start) / step))
     if dtype is not None:
         d = _dtypes.as_dtype(dtype, "arange")
     elif all(isinstance(v, int) for v in (start, stop, step)):
@@ -244,29 +263,6 @@ def triu(x: Any, /, *, k: int = 0) -> NDArray:
     if x.ndim < 2:
         raise ValueError(f"triu: the array has shape {x.shape}; it needs at least 2 dimensions")
     return bind(TABLE["triu"], (x,), {"k": int(k)})
-
-
-def meshgrid(*arrays: Any, indexing: str = "xy") -> list[NDArray]:
-    from autopar.arrays._manipulation import broadcast_to, reshape
-
-    if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing={indexing!r}; expected 'xy' or 'ij'")
-    xs = [asarray(a) for a in arrays]
-    for x in xs:
-        if x.ndim != 1:
-            raise ValueError(f"meshgrid: every array must be 1-D; got shape {x.shape}")
-    sizes = [x.shape[0] for x in xs]
-    if indexing == "xy" and len(xs) >= 2:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, x in enumerate(xs):
-        axis = i
-        if indexing == "xy" and len(xs) >= 2 and i < 2:
-            axis = 1 - i
-        shape = [1] * len(xs)
-        shape[axis] = x.shape[0]
-        out.append(broadcast_to(reshape(x, tuple(shape)), tuple(sizes)))
-    return out
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> NDArray:

@@ -162,6 +162,41 @@ def _shift(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     return kernel
 
 
+def _acos(t: torch.Tensor) -> torch.Tensor:
+    """torch gives acos(x + 0j) a +0 imaginary part; C99 and the standard -0 (the sign opposite b's)."""
+    out = torch.acos(t)
+    if not t.is_complex():
+        return out
+    return torch.complex(out.real, torch.where(t.imag == 0, torch.copysign(out.imag, -t.imag), out.imag))
+
+
+def _expm1(t: torch.Tensor) -> torch.Tensor:
+    """Complex: exp(z) - 1 where z is not finite (torch's expm1 gives NaN + NaN j for the
+    standard's special cases), and 0 + 0j for -0 + 0j, as the standard lists."""
+    out = torch.expm1(t)
+    if not t.is_complex():
+        return out
+    e = torch.exp(t)
+    out = torch.where(torch.isfinite(t), out, torch.complex(e.real - 1, e.imag))
+    return torch.where(t == 0, torch.complex(t.real + 0.0, t.imag), out)
+
+
+def _tanh(t: torch.Tensor) -> torch.Tensor:
+    """Complex: tanh(+-inf + bj), b finite, is +-1 + 0j with the sign of b on the zero, as the standard
+    lists (C99 and torch put the sign of sin(2b) there)."""
+    out = torch.tanh(t)
+    if not t.is_complex():
+        return out
+    edge = torch.isinf(t.real) & torch.isfinite(t.imag)
+    return torch.where(edge, torch.complex(torch.sign(t.real), torch.copysign(torch.zeros_like(t.imag), t.imag)), out)
+
+
+def _log1p(t: torch.Tensor) -> torch.Tensor:
+    """Complex: log(1 + z) where z is not finite (torch's log1p gives NaN + NaN j for some)."""
+    out = torch.log1p(t)
+    return torch.where(torch.isfinite(t), out, torch.log(t + 1)) if t.is_complex() else out
+
+
 # -- the entries -----------------------------------------------------------------------------
 
 _ew("add", torch.add, promoting("any"), scalars=True)
@@ -202,11 +237,11 @@ _ew("bitwise_xor", torch.bitwise_xor, promoting("integer or boolean"), scalars=T
 _ew("bitwise_left_shift", _shift(torch.bitwise_left_shift), promoting("integer"))
 _ew("bitwise_right_shift", _shift(torch.bitwise_right_shift), promoting("integer"))
 
-_FLOAT_UNARY = {
-    "acos": torch.acos, "acosh": torch.acosh, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
-    "atanh": torch.atanh, "cos": torch.cos, "cosh": torch.cosh, "exp": torch.exp, "expm1": torch.expm1,
-    "log": torch.log, "log1p": torch.log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin,
-    "sinh": torch.sinh, "sqrt": torch.sqrt, "tan": torch.tan, "tanh": torch.tanh, "exp2": torch.exp2,
+_FLOAT_UNARY: dict[str, Callable[..., Any]] = {
+    "acos": _acos, "acosh": torch.acosh, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
+    "atanh": torch.atanh, "cos": torch.cos, "cosh": torch.cosh, "exp": torch.exp, "expm1": _expm1,
+    "log": torch.log, "log1p": _log1p, "log2": torch.log2, "log10": torch.log10, "sin": torch.sin,
+    "sinh": torch.sinh, "sqrt": torch.sqrt, "tan": torch.tan, "tanh": _tanh, "exp2": torch.exp2,
     "sigmoid": torch.sigmoid, "rsqrt": torch.rsqrt, "sinc": torch.sinc, "rad2deg": torch.rad2deg,
     "deg2rad": torch.deg2rad, "erf": torch.erf, "cbrt": lambda t: torch.sign(t) * torch.abs(t).pow(1.0 / 3.0),
     "reciprocal": torch.reciprocal,

@@ -127,9 +127,9 @@ def _advanced(op: str, a: Any, key: tuple[Any, ...]) -> tuple[Any, tuple[Any, ..
         if k is None or k is Ellipsis or type(k) is bool:
             continue
         if type(k) is _array.NDArray and k._dtype.kind == "b":
-            n_real += max(k.ndim, 1)
+            n_real += k.ndim  # a 0-d mask indexes no dimension (it adds one of size 1 or 0)
         elif isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
-            n_real += max(np.asarray(k).ndim, 1)
+            n_real += np.asarray(k).ndim
         else:
             n_real += 1
     if n_real > a.ndim:
@@ -167,10 +167,13 @@ def _advanced(op: str, a: Any, key: tuple[Any, ...]) -> tuple[Any, tuple[Any, ..
             arr = k if type(k) is _array.NDArray else _host_index(op, k, a, dim)
             if arr._dtype.kind == "b":
                 masked = True
-                if arr.ndim and arr.shape != a.shape[dim : dim + arr.ndim]:
+                indexed = a.shape[dim : dim + arr.ndim]
+                # the standard: each mask dimension is the array's or 0 (which selects nothing)
+                if len(indexed) != arr.ndim or any(m not in (n, 0) for m, n in zip(arr.shape, indexed)):
                     raise IndexError(
                         f"{op}: boolean index of shape {arr.shape} does not match the indexed dimensions "
-                        f"{a.shape[dim : dim + arr.ndim]} of the array of shape {a.shape}"
+                        f"{indexed} of the array of shape {a.shape}; each mask dimension must equal the "
+                        "array's or be 0"
                     )
                 dim += arr.ndim
             else:
@@ -225,7 +228,10 @@ def _torch_key(template: tuple[Any, ...], idx: tuple[torch.Tensor, ...], t: torc
                 key.append(slice(k[1], k[2], k[3]))
                 continue
             i = idx[k[1]]
-            if i.dtype is torch.bool and i.ndim:
+            if i.dtype is torch.bool and not i.ndim:
+                key.append(bool(i.item()))  # a 0-d mask is NumPy's x[True] / x[False]
+                continue
+            if i.dtype is torch.bool:
                 for nz in torch.nonzero(i, as_tuple=True):
                     where.append(len(key))
                     key.append(nz)

@@ -96,12 +96,39 @@ def _solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.linalg.solve(a, b)
 
 
-def _matrix_rank(t: torch.Tensor, rtol: Any) -> torch.Tensor:
-    return torch.linalg.matrix_rank(t, rtol=rtol)
+def _matrix_rank(t: torch.Tensor, *rtols: torch.Tensor, rtol: Any = None) -> torch.Tensor:
+    return torch.linalg.matrix_rank(t, rtol=rtols[0] if rtols else rtol)
 
 
-def _pinv(t: torch.Tensor, rtol: Any) -> torch.Tensor:
-    return torch.linalg.pinv(t, rtol=rtol)
+def _pinv(t: torch.Tensor, *rtols: torch.Tensor, rtol: Any = None) -> torch.Tensor:
+    return torch.linalg.pinv(t, rtol=rtols[0] if rtols else rtol)
+
+
+def _tolerance_rule(fixed_out: DType | None = None) -> Any:
+    """The matrices made floating; an array ``rtol`` (one per matrix of the stack) real, in their precision."""
+
+    def rule(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:
+        _dtypes.check_category(op, dtypes[0], "numeric")
+        f = _dtypes.to_float(dtypes[0])
+        if len(dtypes) == 1:
+            return (fixed_out or f,), (f,)
+        _dtypes.check_category(op, dtypes[1], "real floating-point", "rtol")
+        return (fixed_out or f,), (f, _dtypes.REAL_OF.get(f, f))
+
+    return rule
+
+
+def _with_tolerance(op: str, x: Any, rtol: Any) -> Any:
+    """``linalg.<op>(x, rtol=...)``: a number for every matrix, or an array of them (its shape
+    broadcastable to the stack's, ``x.shape[:-2]``), as the standard allows."""
+    x = _matrix(op, x)
+    if rtol is None or isinstance(rtol, (int, float)) and not isinstance(rtol, bool):
+        return bind(TABLE[f"linalg.{op}"], (x,), {"rtol": rtol})
+    tol, stack = _array_like(rtol), x.shape[:-2]
+    if tol.ndim > len(stack) or any(a != 1 and a != b for a, b in zip(tol.shape[::-1], stack[::-1])):
+        raise ValueError(f"linalg.{op}: rtol of shape {tol.shape} does not broadcast to the stack of matrices, "
+                         f"shape {x.shape[:-2]}; give one tolerance per matrix, or a number")  # fmt: skip
+    return bind(TABLE[f"linalg.{op}"], (x, tol))
 
 
 def _vector_norm(t: torch.Tensor, axis: Any, keepdims: bool, ord: Any) -> torch.Tensor:  # noqa: A002
@@ -118,9 +145,8 @@ define("linalg.eigh", _eigh, _float_rule(True, False), nout=2, work=_madds)
 define("linalg.eigvalsh", torch.linalg.eigvalsh, _float_rule(True), work=_madds)
 define("linalg.inv", torch.linalg.inv, _float_rule(False), work=_madds)
 define("linalg.matrix_power", lambda t, n: torch.linalg.matrix_power(t, n), _float_rule(False), work=_madds)
-define("linalg.matrix_rank", _matrix_rank, _float_rule(False, fixed_out=_dtypes.int64), work=_madds,
-       differentiable=False)  # fmt: skip
-define("linalg.pinv", _pinv, _float_rule(False), work=_madds)
+define("linalg.matrix_rank", _matrix_rank, _tolerance_rule(_dtypes.int64), work=_madds, differentiable=False)
+define("linalg.pinv", _pinv, _tolerance_rule(), work=_madds)
 define("linalg.qr", _qr, _float_rule(False, False), nout=2, work=_madds)
 define("linalg.slogdet", _slogdet, _float_rule(False, True), nout=2, work=_madds)
 define("linalg.solve", _solve, _float_rule(False), work=_madds)
@@ -157,15 +183,11 @@ def matrix_power(x: Any, n: int, /) -> Any:
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
-    if rtol is not None and not isinstance(rtol, (int, float)):
-        raise TypeError("linalg.matrix_rank: rtol must be a number or None (arrays of tolerances are not supported)")
-    return bind(TABLE["linalg.matrix_rank"], (_matrix("matrix_rank", x),), {"rtol": rtol})
+    return _with_tolerance("matrix_rank", x, rtol)
 
 
 def pinv(x: Any, /, *, rtol: Any = None) -> Any:
-    if rtol is not None and not isinstance(rtol, (int, float)):
-        raise TypeError("linalg.pinv: rtol must be a number or None (arrays of tolerances are not supported)")
-    return bind(TABLE["linalg.pinv"], (_matrix("pinv", x),), {"rtol": rtol})
+    return _with_tolerance("pinv", x, rtol)
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:

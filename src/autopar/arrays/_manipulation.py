@@ -6,7 +6,7 @@ them reach the base): ``permute_dims``/``transpose``/``T``/``mT``,
 strides, see ``_views.py``) and ``reshape`` of C-contiguous elements.
 Everything else here is a table entry whose shape comes from torch's meta
 tensors: ``concat``, ``stack``, ``broadcast_to``, ``roll``, ``repeat``,
-``tile``, ``unstack``.
+``tile``, ``unstack``; ``meshgrid`` is ``reshape`` plus ``broadcast_to``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 from autopar.arrays import _dtypes, _views
 from autopar.arrays._dispatch import bind
 from autopar.arrays._table import TABLE, define, promoting, same
+from autopar.errors import AxisError
 
 Shape = tuple[int, ...]
 
@@ -31,7 +32,7 @@ def normalize_axis(op: str, axis: Any, ndim: int, what: str = "axis") -> int:
         except (AttributeError, TypeError):
             raise TypeError(f"{op}: {what}={axis!r} must be an integer") from None
     if not -ndim <= axis < ndim:
-        raise ValueError(
+        raise AxisError(
             f"{op}: {what}={axis} is out of range for an array of {ndim} dimension(s); "
             f"valid values are {-ndim}..{ndim - 1}" if ndim else f"{op}: {what}={axis}: a 0-d array has no axes"
         )
@@ -213,6 +214,8 @@ def _roll(t: torch.Tensor, shift: Any, axis: Any) -> torch.Tensor:
 
 def _repeat(t: torch.Tensor, *rest: torch.Tensor, repeats: Any = None, axis: int | None) -> torch.Tensor:
     r = rest[0] if rest else repeats
+    if isinstance(r, torch.Tensor) and r.dtype is not torch.int64:
+        r = r.to(torch.int64)  # torch repeats by int64 counts only (uint8 has no kernel)
     if axis is None:
         return torch.repeat_interleave(t.reshape(-1), r)
     return torch.repeat_interleave(t, r, dim=axis)
@@ -284,6 +287,27 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     xs = [_array_like(a) for a in arrays]
     shape = broadcast_shapes("broadcast_arrays", tuple(x.shape for x in xs)) if xs else ()
     return [x if x.shape == shape else broadcast_to(x, shape) for x in xs]
+
+
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing={indexing!r}; expected 'xy' or 'ij'")
+    xs = [_array_like(a) for a in arrays]
+    for x in xs:
+        if x.ndim != 1:
+            raise ValueError(f"meshgrid: every array must be 1-D; got shape {x.shape}")
+    sizes = [x.shape[0] for x in xs]
+    if indexing == "xy" and len(xs) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, x in enumerate(xs):
+        axis = i
+        if indexing == "xy" and len(xs) >= 2 and i < 2:
+            axis = 1 - i
+        shape = [1] * len(xs)
+        shape[axis] = x.shape[0]
+        out.append(broadcast_to(reshape(x, tuple(shape)), tuple(sizes)))
+    return out
 
 
 def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:

@@ -47,26 +47,45 @@ def _nonzero(t: torch.Tensor) -> torch.Tensor:
     return torch.nonzero(t).T.contiguous()  # (ndim, count): row i indexes dimension i
 
 
+def _unique(flat: torch.Tensor, inverse: bool, counts: bool) -> tuple[torch.Tensor, ...]:
+    """``torch.unique`` (sorted) of a 1-D tensor; complex values, which it has no kernel for,
+    by hand: sorted by real then imaginary part (as NumPy), equal neighbours grouped."""
+    if not flat.is_complex():
+        out = torch.unique(flat, sorted=True, return_inverse=inverse, return_counts=counts)
+        return out if isinstance(out, tuple) else (out,)
+    order = torch.sort(flat.imag, stable=True).indices
+    order = order[torch.sort(flat.real[order], stable=True).indices]
+    ordered = flat[order]
+    new = torch.ones(flat.shape, dtype=torch.bool, device=flat.device)
+    new[1:] = ordered[1:] != ordered[:-1]  # NaNs are never equal: each is its own value
+    group = torch.cumsum(new, 0) - 1
+    result = [ordered[new]]
+    if inverse:
+        result.append(torch.empty_like(group).scatter_(0, order, group))
+    if counts:
+        result.append(torch.bincount(group, minlength=len(result[0])))
+    return tuple(result)
+
+
 def _unique_all(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
     flat = t.reshape(-1)
-    values, inverse, counts = torch.unique(flat, sorted=True, return_inverse=True, return_counts=True)
+    values, inverse, counts = _unique(flat, inverse=True, counts=True)
     first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=t.device)
     first = first.scatter_reduce(0, inverse, torch.arange(flat.numel(), device=t.device), "amin")
     return values, first, inverse.reshape(t.shape), counts
 
 
 def _unique_counts(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    values, counts = torch.unique(t.reshape(-1), sorted=True, return_counts=True)
-    return values, counts
+    return _unique(t.reshape(-1), inverse=False, counts=True)
 
 
 def _unique_inverse(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    values, inverse = torch.unique(t.reshape(-1), sorted=True, return_inverse=True)
+    values, inverse = _unique(t.reshape(-1), inverse=True, counts=False)
     return values, inverse.reshape(t.shape)
 
 
 def _unique_values(t: torch.Tensor) -> torch.Tensor:
-    return torch.unique(t.reshape(-1), sorted=True)
+    return _unique(t.reshape(-1), inverse=False, counts=False)[0]
 
 
 def _with_values(*rest: DType) -> Any:
