@@ -259,8 +259,8 @@ def fetch(a: Any) -> torch.Tensor:
     return _own(a._storage.runtime.request(("read", operand(a))))
 
 
-def copy_to_device(src: Any, dst: Device) -> Any:
-    """``src`` on ``dst``, where one of them is a cluster node's device (routes in the module note)."""
+def copy_to_device(src: Any, dst: Device, name: str = "copyto") -> Any:
+    """``src`` on ``dst``, where one of them is a cluster node's device (routes in the module note); ``name``: the op's."""
     s = src._storage
     if dst.node is None:  # node -> here: a copy worker here waits for the data
         here = dst if dst.kind == "cpu" else cpu(0)
@@ -271,7 +271,7 @@ def copy_to_device(src: Any, dst: Device) -> Any:
         def download() -> None:  # holds the source storage (s) until read: its key is not freed before
             storage.tensor = _own(s.runtime.request(("read", wanted)))
 
-        _dispatch.push(download, (s.var,), (storage.var,), here, "copyto", COPY)
+        _dispatch.push(download, (s.var,), (storage.var,), here, name, COPY)
         return out if here is dst else _copy.copy_to_device(out, dst)
     b = _backend(dst)
     runtime = b.runtime(dst)
@@ -284,10 +284,10 @@ def copy_to_device(src: Any, dst: Device) -> Any:
             t = _array.value_of(src).detach()
             runtime.submit(("write", d.key, dst.local_name), complete, None, _wire(t.cpu() if t.is_cuda else t))
 
-        engine.push_async(upload, (s.var,), (d.var,), dst, 0, "copyto", lane)
+        engine.push_async(upload, (s.var,), (d.var,), dst, 0, name, lane)
     elif src.device.node == dst.node:
         _push(runtime, ("copy", operand(src), d.key, dst.local_name), [s], [d], (s.var,), (d.var,), dst, lane,
-              "copyto")  # fmt: skip
+              name)  # fmt: skip
     else:
         wanted = operand(src)
         keep = (s, d)
@@ -296,7 +296,7 @@ def copy_to_device(src: Any, dst: Device) -> Any:
             keep[0].runtime.check()
             runtime.submit_move(keep[0].runtime, wanted, d.key, dst.local_name, complete)
 
-        engine.push_async(move, (s.var,), (d.var,), dst, 0, "copyto", lane)
+        engine.push_async(move, (s.var,), (d.var,), dst, 0, name, lane)
     return out
 
 
