@@ -218,6 +218,23 @@ def test_demo_runs_the_chapter_with_one_device_per_node(connected) -> None:  # t
     assert autopar.cluster.is_connected() and len(autopar.cluster.devices()) == 2  # its own session only
 
 
+def test_bench_measures_remote_devices_against_plain_ray(connected) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "autopar", "bench", "--cluster", connected.address, "--quick"],
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for line in ("array op round trip", "array ops pipelined", "8 MB from node0 to node1",
+                 "x.to('node1/cpu:0'), x on node0/cpu:0", "autopar arrays: both / max(T1, T2)", "load average"):
+        assert line in out, out
+    from ray._private import state  # the GCS's table (Ray's state API needs the dashboard, off here)
+
+    plain = [a for a in state.actors().values() if a["ActorClassName"].endswith("PlainActor")]
+    assert plain and all(a["State"] == "DEAD" for a in plain), plain  # it killed its plain actors
+
+
 def _slow(x: torch.Tensor) -> torch.Tensor:
     import time
 

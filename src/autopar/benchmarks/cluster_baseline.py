@@ -29,7 +29,6 @@ import numpy as np
 
 from autopar.benchmarks import Figure, median_of, timed
 
-MB64 = 64 * 2**20
 
 
 class PlainActor:
@@ -149,9 +148,9 @@ def run(repeats: int = 5, calls: int = 2000, repeat: int = 50, trials: int = 3, 
 
 
 def measure(devices: list[Any], repeats: int = 5, calls: int = 2000, repeat: int = 50, trials: int = 3,
-            size: int | None = None,
-            report: Callable[[str], None] = lambda line: None) -> list[tuple[str, list[Figure]]]:  # fmt: skip
-    """Measure on the connected cluster, with ``devices``: one device on each of two nodes."""
+            size: int | None = None, report: Callable[[str], None] = lambda line: None,
+            copy_mb: int = 64) -> list[tuple[str, list[Figure]]]:  # fmt: skip
+    """Measure on the connected cluster, with ``devices``: one device on each of two nodes (copies of ``copy_mb`` MB)."""
     import ray
 
     import autopar as ap
@@ -161,14 +160,14 @@ def measure(devices: list[Any], repeats: int = 5, calls: int = 2000, repeat: int
     devs = list(devices)
     plain = _plain_actors(ray, [_session.node(d.node).node.node_id for d in devs])
     try:
-        return _measure(ap, ray, devs, plain, repeats, calls, repeat, trials, size, report)
+        return _measure(ap, ray, devs, plain, repeats, calls, repeat, trials, size, report, copy_mb * 2**20)
     finally:
         for actor in plain:
             ray.kill(actor)
 
 
 def _measure(ap: Any, ray: Any, devs: list[Any], plain: list[Any], repeats: int, calls: int, repeat: int,
-             trials: int, size: int, report: Callable[[str], None]) -> list[tuple[str, list[Figure]]]:  # fmt: skip
+             trials: int, size: int, report: Callable[[str], None], nbytes: int) -> list[tuple[str, list[Figure]]]:  # fmt: skip
     sections: list[tuple[str, list[Figure]]] = []
     names = [str(d) for d in devs]
     report("calls")
@@ -192,20 +191,21 @@ def _measure(ap: Any, ray: Any, devs: list[Any], plain: list[Any], repeats: int,
         _named(plain_pp, "plain actor pipelined"), _named(ours_pp, "array ops pipelined"),
     ]))
 
-    report(f"64 MB from {devs[0].node} to {devs[1].node}")
-    ray.get(plain[0].give.remote(MB64))
+    mb = nbytes // 2**20
+    report(f"{mb} MB from {devs[0].node} to {devs[1].node}")
+    ray.get(plain[0].give.remote(nbytes))
     plain_move = Figure("plain actor-to-actor handoff", *median_of(
-        repeats, lambda: timed(lambda: ray.get(plain[1].take.remote(plain[0].give.remote(MB64)))) * 1e3),
+        repeats, lambda: timed(lambda: ray.get(plain[1].take.remote(plain[0].give.remote(nbytes)))) * 1e3),
         unit="ms")
     ray.get([a.release.remote() for a in plain])
-    big = ap.ones(MB64 // 4, dtype="float32", device=devs[0])
+    big = ap.ones(nbytes // 4, dtype="float32", device=devs[0])
     big.to(devs[1]).wait_to_read()
     ours_move = Figure(f"x.to('{names[1]}'), x on {names[0]}", *median_of(
         repeats, lambda: timed(lambda: big.to(devs[1]).wait_to_read()) * 1e3), unit="ms")
     del big
     ours_move.note = f"{ours_move.value / plain_move.value:.2f}x plain (target <= 1.5)"
-    plain_move.note = f"{64 / (plain_move.value / 1e3):.0f} MiB/s"
-    sections.append((f"64 MB from {devs[0].node} to {devs[1].node}", [plain_move, ours_move]))
+    plain_move.note = f"{mb / (plain_move.value / 1e3):.0f} MiB/s"
+    sections.append((f"{mb} MB from {devs[0].node} to {devs[1].node}", [plain_move, ours_move]))
 
     report(f"{repeat} products of {size}x{size} per node")
     ray.get([a.setup.remote(size) for a in plain])

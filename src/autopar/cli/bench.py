@@ -21,7 +21,7 @@ def add_parser(sub: Any) -> None:
         "process (direct calls, ThreadPoolExecutor, torch eager, Dask's threaded scheduler when installed), "
         "the cost of profiling, and the chapter's two-device and copy-overlap ratios.",
     )
-    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI)")
+    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI; with --cluster, an 8 MB copy)")
     p.add_argument("--json", metavar="FILE", help="also write the figures, with machine info, as JSON")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="instead, measure remote devices against plain Ray actors in the same run: per-op overhead, "
@@ -143,7 +143,7 @@ def _cluster(args: argparse.Namespace) -> int:
         step(f"on {devices[0]} and {devices[1]}")
         if args.quick:
             sections = cluster_baseline.measure(devices, repeats=2, calls=200, repeat=10, trials=1, size=256,
-                                                report=step)  # fmt: skip
+                                                report=step, copy_mb=8)  # fmt: skip
         else:
             sections = cluster_baseline.measure(devices, report=step)
     _print(sections)
