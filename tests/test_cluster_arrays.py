@@ -235,6 +235,22 @@ def test_bench_measures_remote_devices_against_plain_ray(connected) -> None:  # 
     assert plain and all(a["State"] == "DEAD" for a in plain), plain  # it killed its plain actors
 
 
+def test_disconnect_with_ops_in_flight_fails_them_and_nothing_hangs(connected) -> None:  # type: ignore[no-untyped-def]
+    x = ap.ones(4, device=N1)
+    running = ap.call(_sleepy, x, shape=(4,))
+    uploads = [ap.asarray(np.full(3, float(i)), device=N0 if i % 2 else N1) for i in range(20)]
+    autopar.cluster.disconnect()
+    assert engine.current_engine().drain(10.0), f"{engine.pending()} op(s) still pending after disconnect"
+    with pytest.raises((autopar.cluster.ClusterError, ap.NodeLostError), match="disconnect"):
+        running.numpy()
+    for u in uploads:  # each finished before the disconnect, or failed naming it: none hangs
+        try:
+            u.wait_to_read()
+        except (autopar.cluster.ClusterError, ap.NodeLostError) as error:
+            assert "disconnect" in str(error)
+    ap.waitall()
+
+
 def _slow(x: torch.Tensor) -> torch.Tensor:
     import time
 

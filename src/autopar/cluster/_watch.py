@@ -88,6 +88,7 @@ class Watcher:
         self._pending: dict[Any, _Entry | _Batch] = {}
         self._outbox: dict[Any, list[tuple[tuple[Any, ...], _Entry]]] = {}
         self._stopping = False
+        self._gate = threading.Lock()
         self.faults = 0  # unexpected errors survived (for tests)
         self.thread = threading.Thread(target=self._run, name="autopar-cluster-watcher", daemon=True)
         self.thread.start()
@@ -95,17 +96,26 @@ class Watcher:
     def watch(self, ref: Any, complete: Complete, on_value: Callable[[Any], None] | None, nodes: Sequence[Any],
               what: str) -> None:  # fmt: skip
         """Complete the op when ``ref`` answers; ``nodes`` are the runtimes the call involves (where it ran first)."""
-        self._new.put((ref, _Entry(complete, on_value, nodes, what)))
+        self._put((ref, _Entry(complete, on_value, nodes, what)))
 
     def send(self, node: Any, call: tuple[Any, ...], complete: Complete, on_value: Callable[[Any], None] | None,
              what: str) -> None:  # fmt: skip
         """Send ``call`` to ``node`` (a ``RemoteNode``) from this thread, with the others due there; complete on the answer."""
-        self._new.put((node, call, _Entry(complete, on_value, (node,), what)))
+        self._put((node, call, _Entry(complete, on_value, (node,), what)))
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        with self._gate:  # once stopping, nothing more is queued: the last drain sees every item
+            if not self._stopping:
+                self._new.put(item)
+                return
+        _complete(item[-1], ClusterError(f"{item[-1].what}: the cluster connection has ended (disconnect); "
+                                         f"nothing was sent"))  # fmt: skip
 
     def stop(self, reason: str, timeout: float = 5.0) -> None:
         """End the thread; ops still pending complete with a ClusterError giving ``reason``."""
-        self._stopping = True
-        self._new.put(None)
+        with self._gate:
+            self._stopping = True
+            self._new.put(None)
         if self.thread is not threading.current_thread():
             self.thread.join(timeout)
         self._fail_all(ClusterError(f"the cluster connection ended ({reason}) before the node answered"))
