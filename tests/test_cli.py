@@ -19,7 +19,7 @@ def autopar(*args: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("command", [[], ["devices"], ["demo"], ["bench"]])
+@pytest.mark.parametrize("command", [[], ["devices"], ["demo"], ["bench"], ["train"]])
 def test_help(command: list[str]) -> None:
     proc = autopar(*command, "--help")
     assert proc.returncode == 0
@@ -69,10 +69,41 @@ def test_bench_quick_writes_json(tmp_path) -> None:  # type: ignore[no-untyped-d
     proc = autopar("bench", "--quick", "--json", str(out), timeout=400)
     assert proc.returncode == 0, proc.stderr
     for label in ["engine threaded, independent", "ThreadPoolExecutor.submit", "torch eager, tiny add",
-                  "autopar threaded, tiny add", "profiler off again", "both / max(T1, T2)", "run+copy / max(run, copy)"]:
+                  "autopar threaded, tiny add", "profiler off again", "both / max(T1, T2)", "run+copy / max(run, copy)",
+                  "autopar 2 devices / 1 device", "autopar step / step without sums", "CPU per sample, 2 devices / 1 device"]:
         assert label in proc.stdout, label
     data = json.loads(out.read_text())
     assert data["machine"]["cores"] >= 1 and data["machine"]["quick"] is True
     figures = {f["name"]: f for s in data["sections"] for f in s["figures"]}
     assert figures["engine threaded, independent"]["value"] > 0
+    cpu = next(f for name, f in figures.items() if "CPU per sample, 2 devices / 1 device" in name)
+    assert 0 < cpu["value"] < 10 and len(cpu["runs"]) == 1, cpu  # one round with --quick
     assert data["chapter"]["both_ratio"] > 0
+
+
+def test_train_quick_prints_epochs_both_runs_and_writes_trace_and_plots(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace, plot = tmp_path / "train.json", tmp_path / "train.png"
+    proc = autopar("train", "--quick", "--steps", "6", "--test-samples", "200", "--quiet", "--trace", str(trace),
+                   "--plot", str(plot))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "synthetic, NOT the real Fashion-MNIST (pass --data PATH for it)" in out
+    assert re.search(r"^1 device \(cpu:0\), global batch 128$", out, re.M)
+    assert re.search(r"^2 devices \(cpu:0, cpu:1\), global batch 256$", out, re.M)
+    epochs = re.findall(r"^  epoch 1: loss \d+\.\d{3}, train acc \d\.\d{3}, test acc \d\.\d{3}, \d+\.\d sec, [\d,]+ samples/s$",
+                        out, re.M)  # fmt: skip
+    assert len(epochs) == 2, out
+    assert re.search(r"^2 devices / 1 device: \d+\.\d\dx samples/s", out, re.M)
+    assert re.search(r"; issue 9's target >= 1\.7x: (met|NOT met) in this run\)$", out, re.M)
+    assert "python bench/training.py --model lenet (or autopar bench, LeNet)" in out
+    assert re.search(r"gradient traffic over 3 profiled steps: \d+\.\d ms on the copy lanes, \d+% of it while", out)
+    names = {e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"}
+    assert {"allreduce sum", "allreduce copy", "backward conv2d", "conv2d", "sgd update"} <= names
+    for png in (plot, tmp_path / "train-curves.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_train_with_missing_data_folder_fails_with_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    proc = autopar("train", "--quick", "--data", str(tmp_path / "nowhere"))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("autopar train: error: ") and len(proc.stderr.strip().splitlines()) == 1

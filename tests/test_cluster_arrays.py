@@ -178,6 +178,32 @@ def test_a_failed_op_on_a_node_fails_its_dependants_with_its_own_error(connected
     np.testing.assert_array_equal(fine.numpy(), np.full(4, 2.0))
 
 
+def test_allreduce_across_nodes_and_the_driver_sums_into_every_array(connected) -> None:  # type: ignore[no-untyped-def]
+    from autopar import parallel
+
+    devices = [ap.Device(N0), ap.Device(N1), ap.cpu(0)]
+    parts = [np.arange(6.0).reshape(2, 3) * (i + 1) for i in range(3)]
+    arrays = [ap.asarray(p, device=d) for p, d in zip(parts, devices)]
+    parallel.allreduce(arrays[:2])  # two nodes
+    for a in arrays[:2]:
+        np.testing.assert_array_equal(a.numpy(), parts[0] + parts[1])
+    parallel.allreduce(arrays)  # two nodes and the driver
+    for a in arrays:
+        np.testing.assert_array_equal(a.numpy(), 2 * (parts[0] + parts[1]) + parts[2])
+    assert [a.device for a in arrays] == devices
+
+
+def test_gradients_on_a_nodes_device_raise_at_the_call_instead_of_going_missing(connected) -> None:  # type: ignore[no-untyped-def]
+    from autopar import autograd
+
+    w = ap.ones((2, 2), device=N1)
+    w.attach_grad()
+    with autograd.record():
+        with pytest.raises(NotImplementedError, match=r"matmul on node1/cpu:0: gradients of ops on a cluster node's"):
+            w @ w
+    np.testing.assert_array_equal((w @ w).numpy(), np.full((2, 2), 2.0))  # outside record(): an ordinary op
+
+
 def test_dropped_remote_arrays_are_freed_on_their_node(connected) -> None:  # type: ignore[no-untyped-def]
     from autopar.cluster import _session
 

@@ -58,11 +58,16 @@ __all__ = sorted(
         "Device",
         "DeviceError",
         "NodeLostError",
+        "autograd",
         "cpu",
         "cuda",
+        "enable_grad",
         "engine",
         "gpu",
+        "nn",
+        "no_grad",
         "num_gpus",
+        "parallel",
         "profile",
         "set_cpu_devices",
         "synchronize",
@@ -86,6 +91,16 @@ def __getattr__(name: str) -> Any:
 
         globals()["profile"] = profile
         return profile
+    if name in ("nn", "parallel"):
+        import importlib
+
+        module = globals()[name] = importlib.import_module(f"autopar.{name}")
+        return module
+    if name in ("autograd", "no_grad", "enable_grad"):
+        import autopar.autograd as autograd
+
+        globals().update(autograd=autograd, no_grad=autograd.no_grad, enable_grad=autograd.enable_grad)
+        return globals()[name]
     raise AttributeError(f"module 'autopar' has no attribute {name!r}")
 
 

@@ -11,7 +11,10 @@ Layout (each module one idea; see each module's design note):
 | ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
 | ``_array.py``       | the ``NDArray`` class and its operators; ``_methods.py`` its methods     |
-| ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py`` | op families: table entries and the functions that call them |
+| ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py``, ``_nn.py`` (neural-network ops), ``_updates.py`` (optimizer updates) | op families: table entries and the functions that call them |
+| ``_autograd.py``    | gradients: the records the dispatcher makes, the modes (design note)    |
+| ``_backward.py``    | the backward pass: one engine op per recorded op                        |
+| ``_grad_methods.py`` | ``attach_grad``, ``requires_grad_``, ``grad``, ``backward``, ``detach`` |
 | ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |

@@ -12,15 +12,16 @@ beyond the operators live in ``_methods.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
 from autopar import engine
-from autopar.arrays import _dtypes, _views
+from autopar.arrays import _autograd, _dtypes, _views
 from autopar.arrays._dtypes import DType
+from autopar.arrays._grad_methods import GradMethods
 from autopar.arrays._methods import Methods
 from autopar.devices import Device, cpu
 from autopar.errors import DeviceError
@@ -28,7 +29,7 @@ from autopar.errors import DeviceError
 torch.get_num_threads()  # settle this thread's intra-op threads before any worker sets its own
 
 
-class NDArray(Methods):
+class NDArray(GradMethods, Methods):
     """An n-dimensional array on one device; operations on it run asynchronously.
 
     ``shape``, ``dtype``, ``ndim``, ``size`` and ``device`` (alias ``ctx``) are
@@ -37,7 +38,7 @@ class NDArray(Methods):
     this class.
     """
 
-    __slots__ = ("_storage", "_view", "shape", "_dtype", "device", "__weakref__")
+    __slots__ = ("_storage", "_view", "shape", "_dtype", "device", "_ag", "__weakref__")
     __array_ufunc__ = None  # NumPy operators defer to ours: `numpy_array + x` is an autopar op
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
@@ -47,6 +48,7 @@ class NDArray(Methods):
     shape: tuple[int, ...]
     _dtype: DType
     device: Device
+    _ag: Any  # its gradient record (_autograd.Leaf or Edge), None if it does not require grad
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -405,13 +407,27 @@ def make(
     arr.shape = shape
     arr._dtype = dtype
     arr.device = device
+    arr._ag = None
     return arr
 
 
 def view_of(a: NDArray, view: _views.View) -> NDArray:
-    """An array sharing ``a``'s storage, seeing ``view`` of it."""
+    """An array sharing ``a``'s storage, seeing ``view`` of it (not recorded for gradients: see :func:`derive`)."""
     storage = a._storage
     return make(view.shape, a._dtype, a.device, storage, _views.simplify(storage, view))
+
+
+def derive(a: NDArray, view: Callable[[_views.View], _views.View]) -> NDArray:
+    """The view of ``a`` that ``view`` makes of ``a``'s layout (basic indexing, transposes, reshapes).
+
+    When ``a`` requires grad and recording is on, the result is recorded as a
+    view node: ``view`` of a contiguous layout of ``a``'s shape says which of
+    ``a``'s elements the result sees (``_autograd.record_view``).
+    """
+    result = view_of(a, view(_views.layout(a._storage, a._view)))
+    if a._ag is not None and _autograd.wants_view(a):
+        _autograd.record_view(a, result, view(_views.View(0, a.shape, _views.c_strides(a.shape))))
+    return result
 
 
 def value_of(arr: NDArray) -> torch.Tensor:

@@ -54,14 +54,14 @@ def _move(t: torch.Tensor, target: str) -> torch.Tensor:
 define("copy", _move, same(), shape=lambda op, shapes, s: shapes, kernel_dtype="bits")
 
 
-def copy_to_device(src: NDArray, dst: Device) -> NDArray:
+def copy_to_device(src: NDArray, dst: Device, name: str = "copyto") -> NDArray:
     if src.device.node is not None or dst.node is not None:  # a cluster node's device: _remote.py's routes
-        moved: NDArray = _remote.copy_to_device(src, dst)
+        moved: NDArray = _remote.copy_to_device(src, dst, name)
         return moved
     lane_device, lane = _route(src.device, dst)
     target = "cpu" if dst.kind == "cpu" else f"cuda:{dst.index}"
     out: NDArray = bind(TABLE["copy"], (src,), {"target": target}, device=lane_device, lane=lane,
-                        out_device=dst, inline=False, name="copyto")  # fmt: skip
+                        out_device=dst, inline=False, name=name)  # fmt: skip
     return out
 
 

@@ -127,7 +127,15 @@ def _place(device: Any, ctx: Any, op: str) -> Device:
     return as_device(device, ctx, op)
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def requiring(out: NDArray, requires_grad: bool) -> NDArray:
+    """PyTorch's ``requires_grad=`` of creation functions: the new array as a leaf that requires grad."""
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, ctx: Any = None,
+         requires_grad: bool = False) -> NDArray:  # fmt: skip
     dims = shape_arg("full", (shape,))
     if isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
@@ -141,28 +149,33 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, 
     elif d.kind in "iu" and isinstance(fill_value, int) and not isinstance(fill_value, bool):
         _dtypes.scalar_dtype("full", d, fill_value)  # OverflowError if it does not fit
     dev = _place(device, ctx, "full")
-    return bind(TABLE["full"], (), {"shape": dims, "value": fill_value, "dtype": d, "device": dev.torch_name},
-                device=dev)  # fmt: skip
+    out = bind(TABLE["full"], (), {"shape": dims, "value": fill_value, "dtype": d, "device": dev.torch_name},
+               device=dev)  # fmt: skip
+    return requiring(out, requires_grad)
 
 
-def zeros(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def zeros(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
+          requires_grad: bool = False) -> NDArray:
     """``zeros((2, 3))``, ``zeros(2, 3)`` (PyTorch) or ``zeros((2, 3), 'int64')`` (NumPy)."""
     dims, dtype = _split_shape("zeros", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "zeros")
-    return full(dims, 0, dtype=d, device=device, ctx=ctx)
+    return full(dims, 0, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
-def ones(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def ones(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
+         requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("ones", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "ones")
-    return full(dims, 1, dtype=d, device=device, ctx=ctx)
+    return full(dims, 1, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
-def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
+          requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("empty", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "empty")
     dev = _place(device, ctx, "empty")
-    return bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
+    out = bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
+    return requiring(out, requires_grad)
 
 
 def _like(op: str, x: Any, dtype: Any, device: Any, ctx: Any) -> tuple[Any, DType, Device]:
@@ -172,24 +185,28 @@ def _like(op: str, x: Any, dtype: Any, device: Any, ctx: Any) -> tuple[Any, DTyp
     return x, d, dev
 
 
-def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None,
+               requires_grad: bool = False) -> NDArray:  # fmt: skip
     x, d, dev = _like("zeros_like", x, dtype, device, ctx)
-    return full(x.shape, 0, dtype=d, device=dev)
+    return full(x.shape, 0, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None,
+              requires_grad: bool = False) -> NDArray:  # fmt: skip
     x, d, dev = _like("ones_like", x, dtype, device, ctx)
-    return full(x.shape, 1, dtype=d, device=dev)
+    return full(x.shape, 1, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None, ctx: Any = None,
+               requires_grad: bool = False) -> NDArray:  # fmt: skip
     x, d, dev = _like("empty_like", x, dtype, device, ctx)
-    return empty(x.shape, dtype=d, device=dev)
+    return empty(x.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None, ctx: Any = None) -> NDArray:
+def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None, ctx: Any = None,
+              requires_grad: bool = False) -> NDArray:  # fmt: skip
     x, d, dev = _like("full_like", x, dtype, device, ctx)
-    return full(x.shape, fill_value, dtype=d, device=dev)
+    return full(x.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def _number(op: str, name: str, v: Any) -> Any:
@@ -326,10 +343,13 @@ def _contains_arrays(obj: Any) -> bool:
 
 
 def asarray(obj: Any, /, dtype: Any = None, device: Any = None, copy: bool | None = None, *,
-            ctx: Any = None) -> NDArray:  # fmt: skip
+            ctx: Any = None, requires_grad: bool = False) -> NDArray:  # fmt: skip
     """An array from ``obj``: autopar arrays pass through (unless a copy, another dtype or
     device is asked for); host data and torch tensors are copied at the call unless
-    ``copy=False`` (then memory is shared where possible, and ``ValueError`` otherwise)."""
+    ``copy=False`` (then memory is shared where possible, and ``ValueError`` otherwise).
+    ``requires_grad=True`` makes the result a leaf that requires grad (PyTorch)."""
+    if requires_grad:
+        return requiring(asarray(obj, dtype, device, copy, ctx=ctx), True)
     dev = None if device is None and ctx is None else _place(device, ctx, "asarray")
     d = None if dtype is None else _dtypes.as_dtype(dtype, "asarray")
     if type(obj) is NDArray:
@@ -365,10 +385,12 @@ def asarray(obj: Any, /, dtype: Any = None, device: Any = None, copy: bool | Non
     return _placed(_host_tensor("asarray", obj, d, copy), dev if dev is not None else Device("cpu", 0))
 
 
-def array(obj: Any, dtype: Any = None, *, device: Any = None, copy: bool = True, ctx: Any = None) -> NDArray:
+def array(obj: Any, dtype: Any = None, *, device: Any = None, copy: bool = True, ctx: Any = None,
+          requires_grad: bool = False) -> NDArray:  # fmt: skip
     """A new array holding a copy of ``obj`` (nested lists, numbers, NumPy arrays,
-    torch tensors, autopar arrays). Default dtype: float32 for Python floats."""
-    return asarray(obj, dtype=dtype, device=device, copy=True if copy else None, ctx=ctx)
+    torch tensors, autopar arrays). Default dtype: float32 for Python floats.
+    ``requires_grad=True``: a leaf that requires grad (PyTorch)."""
+    return asarray(obj, dtype=dtype, device=device, copy=True if copy else None, ctx=ctx, requires_grad=requires_grad)
 
 
 def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDArray:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _dtypes, _views
+from autopar.arrays import _autograd, _dtypes, _views
 from autopar.arrays import _plan
 from autopar.arrays._plan import TINY_WORK, plan
 from autopar.arrays._dtypes import DType
@@ -127,7 +127,7 @@ def bind(
         if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and first.device.node is None and (
             type(second) is not _array.NDArray
             or second._view is None and second._storage.contiguous and second.device is first.device
-        ):
+        ) and (not _autograd.used or first._ag is None and getattr(second, "_ag", None) is None):
             return _array_and_number(entry, p, first, second, name)
     idx = p.arrays
     if len(idx) == 1:
@@ -183,7 +183,10 @@ def bind(
     if cuda:
         for s in storages:
             s.lane = lane
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev)
+    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    if node is not None:
+        _autograd.attach(node, results if type(results) is tuple else (results,), args)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
     push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
@@ -256,6 +259,8 @@ def bind_into(
     op = what or entry.name
     p = plan(entry, args, static, target._dtype)
     arrays = [a for a in args if type(a) is _array.NDArray]
+    if _autograd.used:
+        _autograd.check_inplace(op, target, arrays)
     if device is None:
         dev = same_device(op, [target, *arrays])
     else:
@@ -300,12 +305,14 @@ def _runner(
     cuda_lane: str | None,
     target: NDArray | None = None,
     device: Device | None = None,
+    node: _autograd.Node | None = None,
 ) -> Callable[[], None]:
     """The engine op: read the inputs, cast, run the kernel, store."""
     kernel = entry.kernel
     NDArray = _array.NDArray
     value_of = _array.value_of
-    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane:
+    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane \
+            and node is None:
         a, scalar = args
         kd = kernel_dtypes[0]
         storage, view = a._storage, a._view
@@ -326,21 +333,44 @@ def _runner(
         else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
             prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
 
-    def run() -> None:
+    def inputs(leaves: list[torch.Tensor] | None = None, differentiable: frozenset[int] = frozenset()) -> list[Any]:
+        """The kernel's inputs, cast; those at ``differentiable`` positions as leaves that require grad."""
         tensors = []
-        for a, kd in zip(prepared, kernel_dtypes):
+        for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
             if type(a) is _Scalar:
                 tensors.append(a.value)
                 continue
             t = value_of(a)
+            if leaves is not None and i in differentiable:
+                t = t.detach().requires_grad_()
+                leaves.append(t)
             if t.dtype is not kd:
                 t = t.to(kd)
             tensors.append(t)
         if cuda_lane is not None and device is not None:
             _record_streams(prepared, device, cuda_lane, target)
-        store(kernel(*tensors, **static), tensors)
+        return tensors
 
-    return run
+    if node is None:
+
+        def run() -> None:
+            tensors = inputs()
+            store(kernel(*tensors, **static), tensors)
+
+        return run
+    # A recorded call (_autograd.py): the kernel runs on leaves that require grad, and the graph torch
+    # builds from them to the results is kept for the gradient -- unless the entry has its own vjp.
+    graph = entry.vjp is None
+    differentiable = frozenset(node.positions) if graph else frozenset()
+
+    def run_recorded() -> None:
+        leaves: list[torch.Tensor] = []
+        with torch.set_grad_enabled(graph):
+            tensors = inputs(leaves, differentiable)
+            store(kernel(*tensors, **static), tensors)
+        _autograd.capture(node, leaves if graph else tensors)
+
+    return run_recorded
 
 
 class _Scalar:

@@ -197,13 +197,35 @@ def _log1p(t: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(t), out, torch.log(t + 1)) if t.is_complex() else out
 
 
+# -- derivatives torch has none for (piecewise constant: zero almost everywhere) ----------------------
+
+
+def sum_to(g: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """``g`` summed over the dimensions broadcasting added to ``shape``."""
+    extra = g.dim() - len(shape)
+    if extra:
+        g = g.sum(dim=tuple(range(extra)))
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(dim=dims, keepdim=True) if dims else g
+
+
+def _zero_vjp(cotangents: Any, inputs: Any, outputs: Any) -> tuple[Any, ...]:
+    return tuple(torch.zeros_like(t) for t in inputs)
+
+
+def _heaviside_vjp(cotangents: Any, inputs: Any, outputs: Any) -> tuple[Any, ...]:
+    x, values = inputs
+    g = cotangents[0]
+    return torch.zeros_like(x), sum_to(torch.where(x == 0, g, 0), values.shape)
+
+
 # -- the entries -----------------------------------------------------------------------------
 
 _ew("add", torch.add, promoting("any"), scalars=True)
 _ew("subtract", torch.sub, promoting("numeric"), scalars=True)
 _ew("multiply", torch.mul, promoting("any"), scalars=True)
 _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
-_ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"))
+_ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"), vjp=_zero_vjp)
 _ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
 _ew("atan2", torch.atan2, floating("real numeric"))
@@ -214,28 +236,28 @@ _ew("logaddexp2", torch.logaddexp2, floating("real numeric"))
 _ew("nextafter", torch.nextafter, floating("real numeric"))
 _ew("fmod", torch.fmod, promoting("real numeric"))
 _ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
-_ew("heaviside", torch.heaviside, promoting("real numeric"))
-_ew("gcd", torch.gcd, promoting("integer"))
-_ew("lcm", torch.lcm, promoting("integer"))
+_ew("heaviside", torch.heaviside, promoting("real numeric"), vjp=_heaviside_vjp)
+_ew("gcd", torch.gcd, promoting("integer"), differentiable=False)
+_ew("lcm", torch.lcm, promoting("integer"), differentiable=False)
 _ew("ldexp", lambda a, b: torch.ldexp(a, b), floating("real numeric"))
 _ew("fmax", torch.fmax, promoting("real numeric"))
 _ew("fmin", torch.fmin, promoting("real numeric"))
 _ew("maximum", torch.maximum, promoting("real numeric"))
 _ew("minimum", torch.minimum, promoting("real numeric"))
-_ew("equal", torch.eq, comparing("any"), scalars=True)
-_ew("not_equal", torch.ne, comparing("any"), scalars=True)
-_ew("less", torch.lt, comparing("real"), scalars=True)
-_ew("less_equal", torch.le, comparing("real"), scalars=True)
-_ew("greater", torch.gt, comparing("real"), scalars=True)
-_ew("greater_equal", torch.ge, comparing("real"), scalars=True)
-_ew("logical_and", torch.logical_and, fixed(_dtypes.bool_))
-_ew("logical_or", torch.logical_or, fixed(_dtypes.bool_))
-_ew("logical_xor", torch.logical_xor, fixed(_dtypes.bool_))
-_ew("bitwise_and", torch.bitwise_and, promoting("integer or boolean"), scalars=True)
-_ew("bitwise_or", torch.bitwise_or, promoting("integer or boolean"), scalars=True)
-_ew("bitwise_xor", torch.bitwise_xor, promoting("integer or boolean"), scalars=True)
-_ew("bitwise_left_shift", _shift(torch.bitwise_left_shift), promoting("integer"))
-_ew("bitwise_right_shift", _shift(torch.bitwise_right_shift), promoting("integer"))
+_ew("equal", torch.eq, comparing("any"), scalars=True, differentiable=False)
+_ew("not_equal", torch.ne, comparing("any"), scalars=True, differentiable=False)
+_ew("less", torch.lt, comparing("real"), scalars=True, differentiable=False)
+_ew("less_equal", torch.le, comparing("real"), scalars=True, differentiable=False)
+_ew("greater", torch.gt, comparing("real"), scalars=True, differentiable=False)
+_ew("greater_equal", torch.ge, comparing("real"), scalars=True, differentiable=False)
+_ew("logical_and", torch.logical_and, fixed(_dtypes.bool_), differentiable=False)
+_ew("logical_or", torch.logical_or, fixed(_dtypes.bool_), differentiable=False)
+_ew("logical_xor", torch.logical_xor, fixed(_dtypes.bool_), differentiable=False)
+_ew("bitwise_and", torch.bitwise_and, promoting("integer or boolean"), scalars=True, differentiable=False)
+_ew("bitwise_or", torch.bitwise_or, promoting("integer or boolean"), scalars=True, differentiable=False)
+_ew("bitwise_xor", torch.bitwise_xor, promoting("integer or boolean"), scalars=True, differentiable=False)
+_ew("bitwise_left_shift", _shift(torch.bitwise_left_shift), promoting("integer"), differentiable=False)
+_ew("bitwise_right_shift", _shift(torch.bitwise_right_shift), promoting("integer"), differentiable=False)
 
 _FLOAT_UNARY: dict[str, Callable[..., Any]] = {
     "acos": _acos, "acosh": torch.acosh, "asin": torch.asin, "asinh": torch.asinh, "atan": torch.atan,
@@ -261,12 +283,12 @@ _ew("round", _round, same("numeric"))
 _ew("conj", _conj, same("numeric"))
 _ew("real", _real, _real_result("numeric"))
 _ew("imag", _imag, _real_result("numeric"))
-_ew("isfinite", torch.isfinite, fixed(_dtypes.bool_, "numeric"))
-_ew("isinf", torch.isinf, fixed(_dtypes.bool_, "numeric"))
-_ew("isnan", torch.isnan, fixed(_dtypes.bool_, "numeric"))
-_ew("signbit", torch.signbit, fixed(_dtypes.bool_, "real numeric"))
-_ew("logical_not", torch.logical_not, fixed(_dtypes.bool_))
-_ew("bitwise_invert", torch.bitwise_not, same("integer or boolean"))
+_ew("isfinite", torch.isfinite, fixed(_dtypes.bool_, "numeric"), differentiable=False)
+_ew("isinf", torch.isinf, fixed(_dtypes.bool_, "numeric"), differentiable=False)
+_ew("isnan", torch.isnan, fixed(_dtypes.bool_, "numeric"), differentiable=False)
+_ew("signbit", torch.signbit, fixed(_dtypes.bool_, "real numeric"), differentiable=False)
+_ew("logical_not", torch.logical_not, fixed(_dtypes.bool_), differentiable=False)
+_ew("bitwise_invert", torch.bitwise_not, same("integer or boolean"), differentiable=False)
 _ew("relu", torch.relu, same("real numeric"))
 
 

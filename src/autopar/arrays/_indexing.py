@@ -79,7 +79,7 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
 def getitem(a: Any, key: Any) -> Any:
     key = _normalize("index", key)
     if _is_basic(key):
-        return _array.view_of(a, _views.index("index", _views.layout(a._storage, a._view), key))
+        return _array.derive(a, lambda v: _views.index("index", v, key))
     source, template, arrays, masked = _advanced("index", a, key)
     entry = TABLE["index_masked" if masked else "index"]
     return bind(entry, (source, *arrays), {"key": template})
@@ -90,7 +90,7 @@ def setitem(a: Any, key: Any, value: Any) -> None:
     if type(value) is not _array.NDArray and type(value) not in (bool, int, float, complex):
         value = _value(value, a)
     if _is_basic(key):
-        target = _array.view_of(a, _views.index("index assignment", _views.layout(a._storage, a._view), key))
+        target = _array.derive(a, lambda v: _views.index("index assignment", v, key))
         bind_into(TABLE["assign"], target, (value,), what="index assignment", casting="unsafe")
         return
     target, template, arrays, masked = _advanced("index assignment", a, key)
@@ -185,7 +185,7 @@ def _advanced(op: str, a: Any, key: tuple[Any, ...]) -> tuple[Any, tuple[Any, ..
             arrays.append(arr)
     source = a
     if flips:
-        source = _array.view_of(a, _views.flip(_views.layout(a._storage, a._view), tuple(flips)))
+        source = _array.derive(a, lambda v: _views.flip(v, tuple(flips)))
     return source, tuple(template), arrays, masked
 
 
@@ -322,8 +322,9 @@ def _first(d: tuple[Any, ...], s: dict[str, Any]) -> tuple[Any, ...]:
 
 define("index", _index, fixed(_first))
 define("index_masked", _index, fixed(_first), data_dependent=True)
-define("index_put", _index_put, fixed(_first), shape=lambda op, shapes, s: (shapes[0],))
-define("assign", _assign, same(), shape=lambda op, shapes, s: (shapes[0],))
+# In place only (through bind_into), and in-place writes are never recorded for gradients (_autograd.py).
+define("index_put", _index_put, fixed(_first), shape=lambda op, shapes, s: (shapes[0],), differentiable=False)
+define("assign", _assign, same(), shape=lambda op, shapes, s: (shapes[0],), differentiable=False)
 define("take", _take, fixed(_first))
 define("take_along_axis", _take_along, fixed(_first))
 

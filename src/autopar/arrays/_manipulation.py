@@ -12,7 +12,7 @@ tensors: ``concat``, ``stack``, ``broadcast_to``, ``roll``, ``repeat``,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -56,8 +56,8 @@ def _array_like(x: Any) -> Any:
     return asarray(x)
 
 
-def _view(x: Any, view: _views.View) -> Any:
-    return _array.view_of(x, view)
+def _view(x: Any, view: Callable[[_views.View], _views.View]) -> Any:
+    return _array.derive(x, view)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Any:
@@ -65,7 +65,7 @@ def permute_dims(x: Any, /, axes: Sequence[int]) -> Any:
     perm = tuple(normalize_axis("permute_dims", a, x.ndim, "axes") for a in axes)
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {tuple(axes)} are not a permutation of the {x.ndim} axes of {x.shape}")
-    return _view(x, _views.permute(_views.layout(x._storage, x._view), perm))
+    return _view(x, lambda v: _views.permute(v, perm))
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
@@ -111,12 +111,15 @@ def expand_dims(x: Any, /, axis: Any = 0) -> Any:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     n = x.ndim + len(axes)
     where = normalize_axes("expand_dims", axes, n)
-    v = _views.layout(x._storage, x._view)
-    shape, strides = list(v.shape), list(v.strides)
-    for a in where:
-        shape.insert(a, 1)
-        strides.insert(a, 0)
-    return _view(x, _views.View(v.offset, tuple(shape), tuple(strides)))
+
+    def expanded(v: _views.View) -> _views.View:
+        shape, strides = list(v.shape), list(v.strides)
+        for a in where:
+            shape.insert(a, 1)
+            strides.insert(a, 0)
+        return _views.View(v.offset, tuple(shape), tuple(strides))
+
+    return _view(x, expanded)
 
 
 def squeeze(x: Any, /, axis: Any = None) -> Any:
@@ -128,16 +131,15 @@ def squeeze(x: Any, /, axis: Any = None) -> Any:
         for a in axes:
             if x.shape[a] != 1:
                 raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}; only axes of size 1 can be removed")
-    v = _views.layout(x._storage, x._view)
     keep = [i for i in range(x.ndim) if i not in axes]
-    return _view(x, _views.View(v.offset, tuple(v.shape[i] for i in keep), tuple(v.strides[i] for i in keep)))
+    return _view(x, lambda v: _views.View(v.offset, tuple(v.shape[i] for i in keep), tuple(v.strides[i] for i in keep)))
 
 
 def flip(x: Any, /, axis: Any = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes by default): a view, as in NumPy."""
     x = _array_like(x)
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes("flip", axis, x.ndim)
-    return _view(x, _views.flip(_views.layout(x._storage, x._view), axes))
+    return _view(x, lambda v: _views.flip(v, axes))
 
 
 def reshape_shape(op: str, shape: Shape, new: Any) -> Shape:
@@ -168,9 +170,8 @@ def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     x = _array_like(x)
     new = reshape_shape("reshape", x.shape, shape)
     if copy is not True:
-        v = _views.reshape(_views.layout(x._storage, x._view), new)
-        if v is not None:
-            return _view(x, v)
+        if _views.reshape(_views.layout(x._storage, x._view), new) is not None:
+            return _view(x, lambda v: _views.reshape(v, new))  # type: ignore[arg-type,return-value]
         if copy is False:
             raise ValueError("reshape: copy=False, but these elements cannot be reshaped without a copy")
     return bind(TABLE["reshape"], (x,), {"shape": new})
@@ -352,8 +353,10 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     x = _array_like(x)
     axis = normalize_axis("unstack", axis, x.ndim)
     n = x.shape[axis]
-    return tuple(_array.view_of(x, _views.index("unstack", _views.layout(x._storage, x._view),
-                                                (slice(None),) * axis + (i,))) for i in range(n))  # fmt: skip
+    def part(i: int) -> Callable[[_views.View], _views.View]:
+        return lambda v: _views.index("unstack", v, (slice(None),) * axis + (i,))
+
+    return tuple(_view(x, part(i)) for i in range(n))
 
 
 from autopar.arrays import _array  # noqa: E402

@@ -258,9 +258,6 @@ class Methods:
     def contiguous(self) -> Any:
         return self
 
-    def detach(self) -> Any:
-        return self
-
     # -- dtypes and copies ------------------------------------------------------------------
     def astype(self, dtype: Any, copy: bool = True) -> Any:
         return _cr.astype(self, dtype, copy=copy)

@@ -43,7 +43,14 @@ define("cov", lambda t, ddof: torch.cov(t, correction=ddof), floating("numeric")
 define("corrcoef", lambda t: torch.corrcoef(t), floating("numeric"))
 
 
-define("angle", lambda t: torch.angle(t), floating("numeric"))
+def _angle_dtypes(op: str, dtypes: tuple[Any, ...], static: dict[str, Any]) -> Any:
+    """The angle of a complex array is real, in its precision (NumPy); of a real array, the default float."""
+    _dtypes.check_category(op, dtypes[0], "numeric")
+    f = _dtypes.to_float(dtypes[0])
+    return (_dtypes.REAL_OF.get(f, f),), (f,)
+
+
+define("angle", lambda t: torch.angle(t), _angle_dtypes)
 
 
 define("i0", lambda t: torch.special.i0(t), floating("real numeric"))

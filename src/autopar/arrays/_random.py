@@ -23,7 +23,7 @@ import torch
 from autopar import engine
 from autopar.arrays import _dtypes, _remote
 from autopar.arrays._array import NDArray, as_device
-from autopar.arrays._creation import shape_arg
+from autopar.arrays._creation import requiring, shape_arg
 from autopar.arrays._dispatch import bind, push
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import TABLE, define, fixed
@@ -233,11 +233,15 @@ def _sizes(name: str, dims: tuple[Any, ...], size: Any) -> Any:
     return dims if dims else size
 
 
-def rand(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None) -> NDArray:
+def rand(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None,
+         requires_grad: bool = False) -> NDArray:  # fmt: skip
     """PyTorch's ``rand``: uniform samples in ``[0, 1)``, ``rand(2, 3)`` or ``rand(size=(2, 3))``."""
-    return uniform(0.0, 1.0, _sizes("rand", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
+    out = uniform(0.0, 1.0, _sizes("rand", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
+    return requiring(out, requires_grad)
 
 
-def randn(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None) -> NDArray:
+def randn(*dims: Any, size: Any = None, device: Any = None, ctx: Any = None, dtype: Any = None,
+          requires_grad: bool = False) -> NDArray:  # fmt: skip
     """PyTorch's ``randn``: standard normal samples."""
-    return normal(0.0, 1.0, _sizes("randn", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
+    out = normal(0.0, 1.0, _sizes("randn", dims, size) or (), device=device, ctx=ctx, dtype=dtype)
+    return requiring(out, requires_grad)

@@ -115,7 +115,9 @@ def _var(t: torch.Tensor, axes: tuple[int, ...], keepdims: bool, correction: flo
 
 
 def _std(t: torch.Tensor, axes: tuple[int, ...], keepdims: bool, correction: float) -> torch.Tensor:
-    return torch.sqrt(_var(t, axes, keepdims, correction))
+    if not axes:
+        return torch.sqrt(_var(t, axes, keepdims, correction))
+    return torch.std(t, dim=axes, keepdim=keepdims, correction=correction)  # its gradient is 0 where std is 0
 
 
 def _amax(t: torch.Tensor, axes: tuple[int, ...], keepdims: bool) -> torch.Tensor:
@@ -201,7 +203,7 @@ _REDUCTIONS: dict[str, tuple[Any, Any]] = {
     "logsumexp": (_logsumexp, _floating("real numeric")),
 }
 for _name, (_kernel, _rule) in _REDUCTIONS.items():
-    define(_name, _kernel, _rule, shape=_reduced)
+    define(_name, _kernel, _rule, shape=_reduced, differentiable=_name not in ("all", "any", "count_nonzero"))
 
 
 def _arg_shape(op: str, shapes: tuple[Shape, ...], s: dict[str, Any]) -> tuple[Shape, ...]:

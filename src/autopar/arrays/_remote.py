@@ -72,7 +72,7 @@ import numpy as np
 import torch
 
 from autopar import engine
-from autopar.arrays import _views
+from autopar.arrays import _autograd, _views
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import TABLE, OpDef
 from autopar.devices import COPY, COPY_H2D, Device, cpu
@@ -193,6 +193,12 @@ def _push(
 def bind(entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], device: Device, lane: str,
          state: tuple[engine.Var, ...], label: str) -> Any:  # fmt: skip
     """Step 4 of ``_dispatch.bind`` for a remote device: allocate the results there, push the call."""
+    if _autograd.used and _autograd.recording(entry, args, static, plan.out_dtypes, device, lane, label) is not None:
+        raise NotImplementedError(
+            f"{label} on {device}: gradients of ops on a cluster node's device are not supported yet (the "
+            f"recorded graph would live on the node); record on this machine's devices (x.to('cpu:0')), or run "
+            f"the op outside autograd.record() / on arrays that do not require grad"
+        )
     b = _backend(device)
     runtime = b.runtime(device)
     outs = [_make(s, d, device, b, runtime) for s, d in zip(plan.out_shapes, plan.out_dtypes)]

@@ -37,8 +37,14 @@ An op is an :class:`OpDef` in ``TABLE``, registered once by name (JAX's
     the calling thread (``inline``) when its work is small, so ``x.sum()`` of
     a big array is never synchronous however small its output.
 ``differentiable`` / ``vjp``
-    For gradients (issue 9): whether the op has one, and an optional
-    override of the derivative (default: ``torch.func.vjp`` of ``kernel``).
+    For gradients (``_autograd.py``): whether results of the op can carry a
+    gradient (ops whose results are only ints or bools -- comparisons,
+    ``argmax`` -- say False), and an override of the derivative, for the few
+    kernels torch has none for: ``vjp(cotangents, inputs, outputs, **static)
+    -> one gradient (or None) per input``, where ``cotangents`` has one
+    entry per result (None: no gradient reached it). Without it, torch's
+    autograd differentiates ``kernel``: the forward op keeps the graph torch
+    builds while it runs.
 ``data_dependent``
     The output shape depends on values (``nonzero``, ``unique_*``, boolean
     masks): the dispatcher pushes the op, waits for it, then reads the shape.

@@ -16,10 +16,12 @@ from autopar.cli._cluster import HELP, joined
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "bench",
-        help="run the benchmark suite (overheads, two-device and overlap ratios)",
+        help="run the benchmark suite (overheads, two-device and overlap ratios, data-parallel training)",
         description="Measure per-op overhead of the engine and the arrays against baselines run in the same "
         "process (direct calls, ThreadPoolExecutor, torch eager, Dask's threaded scheduler when installed), "
-        "the cost of profiling, and the chapter's two-device and copy-overlap ratios.",
+        "the cost of profiling, the chapter's two-device and copy-overlap ratios, and data-parallel training "
+        "of LeNet: 2 devices against 1, the step with gradient sums against the step without, and (without "
+        "--quick) the step against PyTorch DDP run alongside.",
     )
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI; with --cluster, an 8 MB copy)")
     p.add_argument("--json", metavar="FILE", help="also write the figures, with machine info, as JSON")
@@ -102,6 +104,16 @@ def run(args: argparse.Namespace) -> int:
         Figure("run+copy / max(run, copy)", result.copy_ratio, [result.run, result.copy, result.run_and_copy],
                unit="ratio", note="target <= 1.10"),
     ]))
+
+    step("data-parallel training (LeNet)" + ("" if args.quick else ", then PyTorch DDP alongside"))
+    from autopar.benchmarks import ddp_baseline, training
+
+    steps, rounds = (3, 1) if args.quick else (20, 3)
+    devices, _ = training.training_devices()
+    times = training.measure("lenet", devices, steps, rounds)
+    ddp = None if args.quick else ddp_baseline.measure(ddp_baseline.DDPConfig.for_model("lenet", steps=steps, repeats=rounds))
+    sections.append((f"data-parallel training on {devices[0]} and {devices[1]} ({steps} steps x {rounds} rounds"
+                     f"{'; DDP: run without --quick' if ddp is None else ''})", times.figures(ddp) + (ddp.figures() if ddp else [])))  # fmt: skip
 
     _print(sections)
     if args.json:

@@ -44,20 +44,39 @@ class LaneStats:
     utilisation: float  # busy / wall
 
 
+# Ops whose name starts with this are gradient traffic (autopar.parallel's allreduce names its copies and sums so).
+TRAFFIC_PREFIX = "allreduce"
+
+
+def is_traffic(name: str) -> bool:
+    """Whether an op is gradient traffic: a copy or a sum of gradients across devices."""
+    return name.startswith(TRAFFIC_PREFIX)
+
+
 @dataclass(frozen=True)
 class Summary:
     """Busy time per lane and, for the whole run, the share of wall time in
-    which at least two lanes were busy at once (the overlap)."""
+    which at least two lanes were busy at once (the overlap). For training:
+    how long gradient traffic (``allreduce`` copies and sums) kept its lanes
+    busy, and how much of that ran while some compute lane was busy too --
+    the traffic hidden behind computation."""
 
     lanes: list[LaneStats]
     wall_s: float
     overlap_s: float
     failed: int = 0
     skipped: int = 0
+    traffic_s: float = 0.0
+    traffic_hidden_s: float = 0.0
 
     @property
     def overlap_share(self) -> float:
         return self.overlap_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def traffic_hidden_share(self) -> float:
+        """The share of gradient traffic time during which a compute lane was busy (1.0: all hidden)."""
+        return self.traffic_hidden_s / self.traffic_s if self.traffic_s > 0 else 0.0
 
     def __str__(self) -> str:
         head = f"{'device':<8} {'lane':<9} {'ops':>6} {'busy (s)':>10} {'utilisation':>12}"
@@ -67,9 +86,26 @@ class Summary:
         rows.append("-" * len(head))
         rows.append(f"wall time {self.wall_s:.4f} s; two or more lanes busy {self.overlap_s:.4f} s "
                     f"({self.overlap_share:.1%} of the time)")
+        if self.traffic_s:
+            rows.append(f"gradient traffic (allreduce copies and sums) {self.traffic_s:.4f} s, "
+                        f"{self.traffic_hidden_share:.1%} of it while a compute lane was busy")
         if self.failed or self.skipped:
             rows.append(f"{self.failed} op(s) failed, {self.skipped} skipped because an input had failed")
         return "\n".join(rows)
+
+
+def _intersection(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """Total length common to two merged, sorted lists of intervals."""
+    total = i = j = 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if end > start:
+            total += end - start
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
 
 
 def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -168,7 +204,11 @@ class Profile:
                 overlap += t - last
             active += delta
             last = t
-        return Summary(stats, wall, overlap / 1e9, failed, skipped)
+        traffic = _merge([(r.start_ns, r.end_ns) for r in ran if is_traffic(r.name)])
+        compute = _merge([(r.start_ns, r.end_ns) for r in ran if r.lane == "compute" and not is_traffic(r.name)])
+        traffic_ns = sum(e - s for s, e in traffic)
+        hidden_ns = _intersection(traffic, compute)
+        return Summary(stats, wall, overlap / 1e9, failed, skipped, traffic_ns / 1e9, hidden_ns / 1e9)
 
     def chrome_trace(self) -> dict[str, Any]:
         """The trace as a Trace Event Format object: a process per device, a thread row per lane."""

@@ -1,0 +1,109 @@
+"""``autopar train``: d2l's multi-device training experiment, on 1 and then all devices."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train LeNet (or ResNet-18) on 1 and then all devices; time per epoch, samples/s, accuracy",
+        description="d2l's multi-device training experiment: LeNet-5 (or --model resnet, d2l's ResNet-18) on "
+        "Fashion-MNIST-shaped data, first on one device, then data-parallel on all of them (two GPUs, else the "
+        "CPU split into two devices), with each gradient summed across devices while backward still runs. "
+        "Without --data the data is synthetic (nothing is downloaded), and the output says so.",
+        epilog="The performance figures (2 devices against 1, sums against no sums, against PyTorch DDP run "
+        "alongside) are measured by: python bench/training.py",
+    )
+    p.add_argument("--model", choices=["lenet", "resnet", "resnet18"], default="lenet", help="default: lenet")
+    p.add_argument("--data", metavar="PATH", help="a folder with the real Fashion-MNIST (the four *-idx?-ubyte files)")
+    p.add_argument("--epochs", type=int, help="epochs per run (default: 2 for LeNet, 1 for ResNet)")
+    p.add_argument("--steps", type=int, help="steps per epoch (default: the whole training set for LeNet, 20 for ResNet)")
+    p.add_argument("--batch-size", type=int, help="batch per device (default: 128 for LeNet, 32 for ResNet)")
+    p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default: 0.1)")
+    p.add_argument("--test-samples", type=int, help="test images to classify (default: all 10,000; 1,000 for ResNet)")
+    p.add_argument("--quick", action="store_true", help="1 epoch of 30 steps, 1,000 test images (seconds, for a look)")
+    p.add_argument("--seed", type=int, default=0, help="data and initialisation seed (default: 0)")
+    p.add_argument("--plot", metavar="FILE", help="PNG: the timeline of a few data-parallel steps, gradient sums "
+                   "beside backward; the learning curves go to FILE with '-curves' before the suffix (needs matplotlib)")
+    p.add_argument("--trace", metavar="FILE", help="Chrome-trace / Perfetto JSON of the same few steps")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    model = "resnet18" if args.model in ("resnet", "resnet18") else "lenet"
+    lenet = model == "lenet"
+    epochs = args.epochs if args.epochs is not None else (1 if args.quick or not lenet else 2)
+    steps = args.steps if args.steps is not None else (30 if args.quick else None if lenet else 20)
+    tests = args.test_samples if args.test_samples is not None else (1000 if args.quick or not lenet else None)
+    for name, value in (("--epochs", epochs), ("--steps", steps), ("--batch-size", args.batch_size),
+                        ("--test-samples", tests)):  # fmt: skip
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1")
+    if not args.lr > 0:
+        raise ValueError("--lr must be > 0")
+    return {"model": model, "epochs": epochs, "steps": steps, "tests": tests}
+
+
+def _curves_path(path: str) -> str:
+    stem, dot, suffix = path.rpartition(".")
+    return f"{stem}-curves.{suffix}" if dot else f"{path}-curves"
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    from autopar.benchmarks import training
+    from autopar.datasets import fashion_mnist
+    from autopar.nn import models
+
+    data = fashion_mnist(args.data, seed=args.seed)
+    name = settings["model"]
+    devices, why = training.training_devices()
+    batch = args.batch_size or training.BATCH_PER_DEVICE[name]
+    count = models.build(name, args.seed).parameter_count
+    print(f"autopar train: {name} ({count:,} parameters), SGD lr {args.lr:g}, batch {batch} per device")
+    if data.synthetic:
+        print(f"data: {data.name} -- synthetic, NOT the real Fashion-MNIST (pass --data PATH for it)")
+    else:
+        print(f"data: {data.name}")
+    print(f"devices: {', '.join(map(str, devices))} ({why})")
+    training.warm_up(name, devices)
+    import gc
+
+    gc.freeze()  # torch's ~300,000 objects out of Python's full collections (a ~0.2 s pause each, measured)
+    results = []
+    for run_devices in ([devices[0]], devices):
+        label = f"{len(run_devices)} device{'s' if len(run_devices) > 1 else ''} ({', '.join(map(str, run_devices))})"
+        print(f"\n{label}, global batch {batch * len(run_devices)}")
+
+        def report(e: training.EpochStats) -> None:
+            print(f"  epoch {e.epoch}: loss {e.train_loss:.3f}, train acc {e.train_acc:.3f}, test acc {e.test_acc:.3f}, "
+                  f"{e.seconds:.1f} sec, {e.samples_per_s:,.0f} samples/s", flush=True)  # fmt: skip
+
+        profile = 3 if len(run_devices) > 1 and (args.plot or args.trace) else 0
+        results.append(training.train(name, run_devices, data, epochs=settings["epochs"], steps=settings["steps"],
+                                      lr=args.lr, batch_per_device=batch, test_samples=settings["tests"],
+                                      seed=args.seed, progress=False if args.quiet else None, profile_steps=profile,
+                                      report=report))  # fmt: skip
+    one, many = results
+    ratio = many.samples_per_s / one.samples_per_s
+    print(f"\n{len(devices)} devices / 1 device: {ratio:.2f}x samples/s "
+          f"({many.samples_per_s:,.0f} vs {one.samples_per_s:,.0f}; same batch per device; "
+          f"issue 9's target >= 1.7x: {'met' if ratio >= 1.7 else 'NOT met'} in this run)")
+    print(f"the step with gradient sums against the step without, and against PyTorch DDP run alongside: "
+          f"python bench/training.py --model {name} (or autopar bench, LeNet)")
+    if many.profile is not None:
+        summary = many.profile.summary()
+        print(f"gradient traffic over 3 profiled steps: {summary.traffic_s * 1e3:.1f} ms on the copy lanes, "
+              f"{summary.traffic_hidden_share:.0%} of it while a compute lane was busy")
+        if args.trace:
+            many.profile.export_chrome_trace(args.trace)
+            print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev)")
+        if args.plot:
+            many.profile.plot(args.plot, title=f"{name}: 3 data-parallel steps on {', '.join(map(str, devices))}")
+            training.plot_curves(results, _curves_path(args.plot))
+            print(f"timeline written to {args.plot}, learning curves to {_curves_path(args.plot)}")
+    return 0

@@ -1,0 +1,25 @@
+"""``autopar.parallel``: data parallelism on several devices (SPEC §8).
+
+    devices = autopar.try_all_gpus()             # or [cpu(0), cpu(1)] after set_cpu_devices(2)
+    replicas = parallel.replicate(params, devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1))
+    for X, y in batches:
+        Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
+        with autograd.record():
+            losses = [loss(net(x, p), t) for x, t, p in zip(Xs, ys, replicas)]
+        trainer.step(losses)                     # returns at once
+
+``split_and_load``, ``broadcast`` and ``allreduce`` move data on the copy
+lanes (``_collectives.py``); ``DataParallel`` sums each gradient as soon as it
+is ready on every device and updates with ``sgd`` or ``adam``, one engine op
+per parameter (``_step.py``, ``_optim.py``).
+"""
+
+from __future__ import annotations
+
+from autopar.parallel._collectives import allreduce, broadcast, split_and_load
+from autopar.parallel._optim import SGD, Adam, Optimizer, adam, sgd
+from autopar.parallel._step import DataParallel, replicate
+
+__all__ = ["SGD", "Adam", "DataParallel", "Optimizer", "adam", "allreduce", "broadcast", "replicate", "sgd",
+           "split_and_load"]  # fmt: skip

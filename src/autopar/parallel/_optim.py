@@ -1,0 +1,114 @@
+"""Optimizers: each update is one engine op per parameter (and per state array), pushed.
+
+``SGD`` and ``Adam`` follow ``torch.optim``'s formulas (SGD: momentum
+without dampening, L2 weight decay added to the gradient; Adam: bias-corrected
+moments, L2 weight decay added to the gradient). ``update`` pushes table
+entries of ``arrays/_updates.py`` written into the parameter and its state
+arrays on the parameter's device; it reads the gradient, so it runs the
+moment that gradient (summed across devices) is ready. ``scale`` multiplies
+the gradient first (``1 / devices`` averages a sum across devices, as DDP
+does).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from autopar.arrays import _updates  # noqa: F401  (the update entries)
+from autopar.arrays._array import NDArray
+from autopar.arrays._creation import zeros_like
+from autopar.arrays._dispatch import bind_into
+from autopar.arrays._table import TABLE
+
+
+def _positive(op: str, name: str, value: Any, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (not allow_zero and value == 0):
+        raise ValueError(f"{op}: {name}={value!r}; expected a number {'>=' if allow_zero else '>'} 0")
+    return float(value)
+
+
+class Optimizer:
+    """The interface the data-parallel step uses: ``state``, ``begin_step``, ``update``."""
+
+    def state(self, param: NDArray) -> tuple[NDArray, ...]:
+        """The state arrays one parameter needs (zeros, on its device)."""
+        return ()
+
+    def begin_step(self) -> None:
+        """Called once per step, before the updates of that step."""
+
+    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0) -> None:
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    """``w -= lr * d``, ``d = g * scale + weight_decay * w`` (with ``momentum``: ``buf = momentum * buf + d``; ``w -= lr * buf``)."""
+
+    def __init__(self, lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
+        self.lr = _positive("sgd", "lr", lr, allow_zero=False)
+        self.momentum = _positive("sgd", "momentum", momentum)
+        self.weight_decay = _positive("sgd", "weight_decay", weight_decay)
+
+    def __repr__(self) -> str:
+        return f"sgd(lr={self.lr:g}, momentum={self.momentum:g}, weight_decay={self.weight_decay:g})"
+
+    def state(self, param: NDArray) -> tuple[NDArray, ...]:
+        return (zeros_like(param),) if self.momentum else ()
+
+    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0) -> None:
+        if not self.momentum:
+            bind_into(TABLE["sgd_update"], param, (param, grad, self.lr, self.weight_decay, float(scale)),
+                      what="sgd update")  # fmt: skip
+            return
+        (buf,) = state
+        bind_into(TABLE["momentum_update"], buf, (buf, grad, param, self.momentum, self.weight_decay, float(scale)),
+                  what="sgd momentum")  # fmt: skip
+        bind_into(TABLE["sgd_update"], param, (param, buf, self.lr, 0.0, 1.0), what="sgd update")
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam's update: bias-corrected first and second moments."""
+
+    def __init__(self, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0) -> None:  # fmt: skip
+        self.lr = _positive("adam", "lr", lr, allow_zero=False)
+        b1, b2 = betas
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"adam: betas={betas!r}; each must be in [0, 1)")
+        self.betas = (float(b1), float(b2))
+        self.eps = _positive("adam", "eps", eps)
+        self.weight_decay = _positive("adam", "weight_decay", weight_decay)
+        self.t = 0
+
+    def __repr__(self) -> str:
+        return f"adam(lr={self.lr:g}, betas={self.betas}, eps={self.eps:g}, weight_decay={self.weight_decay:g})"
+
+    def state(self, param: NDArray) -> tuple[NDArray, ...]:
+        return zeros_like(param), zeros_like(param)
+
+    def begin_step(self) -> None:
+        self.t += 1
+
+    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0) -> None:
+        m, v = state
+        b1, b2 = self.betas
+        t = max(self.t, 1)
+        if self.weight_decay:
+            grad = grad * float(scale) + param * self.weight_decay
+            scale = 1.0
+        bind_into(TABLE["moment_update"], m, (m, grad, b1, 1.0, float(scale)), what="adam first moment")
+        bind_into(TABLE["moment_update"], v, (v, grad, b2, 2.0, float(scale)), what="adam second moment")
+        correction = math.sqrt(1.0 - b2**t)
+        lr_t = self.lr * correction / (1.0 - b1**t)
+        bind_into(TABLE["adam_update"], param, (param, m, v, lr_t, self.eps * correction), what="adam update")
+
+
+def sgd(lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> SGD:
+    """Stochastic gradient descent (``torch.optim.SGD``'s update)."""
+    return SGD(lr, momentum, weight_decay)
+
+
+def adam(lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0) -> Adam:
+    """Adam (``torch.optim.Adam``'s update)."""
+    return Adam(lr, betas, eps, weight_decay)

@@ -1,0 +1,240 @@
+"""autopar.parallel: split_and_load, broadcast, allreduce on copy lanes; the data-parallel step
+against the plain-PyTorch reference model; optimizers against torch.optim; overlap and
+failures through the engine."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+from _helpers import Gate, within
+
+import autopar as ap
+import autopar.nn.functional as F
+from autopar import autograd, engine, parallel
+from autopar.benchmarks.reference_models import build, lenet_forward
+from autopar.datasets import synthetic_fashion_mnist
+
+
+@pytest.fixture
+def devices(eng):  # type: ignore[no-untyped-def]
+    """Two CPU devices on the engine under test."""
+    ap.set_cpu_devices(2)
+    yield [ap.cpu(0), ap.cpu(1)]
+    ap.waitall()
+    ap.set_cpu_devices(1)
+
+
+def test_split_and_load_and_broadcast(devices) -> None:  # type: ignore[no-untyped-def]
+    x = np.arange(24.0, dtype=np.float32).reshape(6, 4)
+    parts = parallel.split_and_load(x, devices)
+    assert [p.device for p in parts] == devices
+    np.testing.assert_array_equal(np.concatenate([p.numpy() for p in parts]), x)
+    on_device = ap.asarray(x, device=devices[1])
+    parts = parallel.split_and_load(on_device, devices, batch_axis=1)
+    assert parts[1]._storage is on_device._storage  # the part already there is a view
+    np.testing.assert_array_equal(np.concatenate([p.numpy() for p in parts], axis=1), x)
+    with pytest.raises(ValueError, match="5 samples along axis 0 do not split evenly over 2 devices"):
+        parallel.split_and_load(x[:5], devices)
+    uneven = parallel.split_and_load(x[:5], devices, even_split=False)
+    assert [p.shape[0] for p in uneven] == [2, 3]
+    copies = parallel.broadcast(on_device, devices)
+    assert copies[1] is on_device and copies[0].device == devices[0]
+    np.testing.assert_array_equal(copies[0].numpy(), x)
+
+
+def test_allreduce_sums_into_each_on_the_copy_lanes(devices) -> None:  # type: ignore[no-untyped-def]
+    values = [np.arange(5.0, dtype=np.float32) * (i + 1) for i in range(2)]
+    arrays = [ap.asarray(v, device=d) for v, d in zip(values, devices)]
+    with ap.profile() as prof:
+        parallel.allreduce(arrays)
+        ap.waitall()
+    for a in arrays:
+        np.testing.assert_array_equal(a.numpy(), values[0] + values[1])
+    if engine.get_engine() == "threaded":
+        lanes = {(r.name, r.lane) for r in prof.records}
+        assert lanes == {("allreduce copy", "copy"), ("allreduce sum", "copy")}, lanes
+    with pytest.raises(ValueError, match="two arrays on one device"):
+        parallel.allreduce([arrays[0], arrays[0]])
+
+
+def test_allreduce_over_three_devices_sums_every_term(eng) -> None:  # type: ignore[no-untyped-def]
+    """With more than two devices each sum is a chain of adds: every device's term must be in it."""
+    ap.set_cpu_devices(3)
+    try:
+        values = [np.arange(4.0, dtype=np.float32) * 10**i for i in range(3)]  # 1, 10, 100: a lost term shows
+        arrays = [ap.asarray(v, device=ap.cpu(i)) for i, v in enumerate(values)]
+        parallel.allreduce(arrays)
+        for a in arrays:
+            np.testing.assert_array_equal(a.numpy(), values[0] + values[1] + values[2])
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
+
+
+def _reference_steps(batches: list, steps: int, lr: float) -> list[np.ndarray]:  # type: ignore[type-arg]
+    """The oracle: the plain-PyTorch LeNet, one device, the whole batch, torch.optim.SGD."""
+    torch.manual_seed(0)
+    model = build("lenet", seed=4)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for x, y in batches[:steps]:
+        opt.zero_grad()
+        TF.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)).backward()
+        opt.step()
+    return [p.detach().numpy() for p in model.parameters()]
+
+
+def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices) -> None:  # type: ignore[no-untyped-def]
+    steps, lr = 3, 0.1
+    data = synthetic_fashion_mnist(1, n_train=steps * 32, n_test=0)
+    batches = list(data.train_iter(32, seed=1))
+    start = [ap.asarray(p.detach().numpy()) for p in build("lenet", seed=4).parameters()]
+    replicas = parallel.replicate(start, devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=lr))
+    for x, y in batches[:steps]:
+        xs, ys = parallel.split_and_load(x, devices), parallel.split_and_load(y, devices)
+        with autograd.record():
+            losses = [F.cross_entropy(lenet_forward(a, p, nnf=F), t) for a, t, p in zip(xs, ys, replicas)]
+        trainer.step(losses)
+    want = _reference_steps(batches, steps, lr)
+    for replica in replicas:
+        for ours, theirs in zip(replica, want):
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sgd-momentum", "adam"])
+def test_optimizers_equal_torch_optim(eng, kind: str) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(5)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = [rng.standard_normal((6, 4)).astype(np.float32) for _ in range(4)]
+    tw = torch.tensor(w0, requires_grad=True)
+    if kind == "adam":
+        opt, ours = torch.optim.Adam([tw], lr=0.05, weight_decay=0.01), parallel.adam(lr=0.05, weight_decay=0.01)
+    else:
+        opt, ours = torch.optim.SGD([tw], lr=0.1, momentum=0.9, weight_decay=0.01), parallel.sgd(0.1, 0.9, 0.01)
+    (replica,) = parallel.replicate([ap.asarray(w0)], [ap.cpu(0)])
+    trainer = parallel.DataParallel([replica], ours)
+    for x in xs:
+        opt.zero_grad()
+        torch.tanh(torch.from_numpy(x) @ tw).pow(2).sum().backward()
+        opt.step()
+        with autograd.record():
+            loss = (ap.tanh(ap.asarray(x) @ replica[0]) ** 2).sum()
+        trainer.step([loss])
+    np.testing.assert_allclose(replica[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Started:
+    def __init__(self, into: list[tuple[str, str]]) -> None:
+        self.into = into
+
+    def op_pushed(self, op: engine.Op) -> None:
+        pass
+
+    def op_started(self, op: engine.Op) -> None:
+        self.into.append((op.name, str(op.device)))
+
+    def op_finished(self, op: engine.Op) -> None:
+        pass
+
+
+def _two_layer(devices):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(6)
+    params = [ap.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((8, 6), (6, 4))]
+    replicas = parallel.replicate(params, devices)
+    xs = [ap.asarray(rng.standard_normal((5, 8)).astype(np.float32), device=d) for d in devices]
+    return replicas, xs
+
+
+def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_waits(devices) -> None:  # type: ignore[no-untyped-def]
+    if engine.get_engine() != "threaded":
+        pytest.skip("the gate needs a threaded engine")
+    replicas, xs = _two_layer(devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), bucket_size=30)  # a bucket per layer (48, 24)
+    assert trainer.buckets == [[1], [0]]
+    with autograd.record():
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
+    gate = Gate(reads=[xs[0]._storage.var], writes=[xs[0]._storage.var])  # holds x on cpu:0: layer 1's gradient op waits
+    ready = threading.Event()
+
+    def driver() -> None:  # off the test's thread: a step that waited could not hang the test
+        trainer.step(losses)
+        replicas[1][1].wait_to_read()  # layer 2 on cpu:1: summed with cpu:0's gradient, updated
+        ready.set()
+
+    started: list[tuple[str, str]] = []
+    listener = _Started(started)
+    engine.add_listener(listener)
+    thread = threading.Thread(target=driver)
+    try:
+        thread.start()
+        done = ready.wait(60)  # fails the test below if the sum waited for the gate
+        before = list(started)
+        gate.open()
+        thread.join()
+        ap.waitall()
+    finally:
+        engine.remove_listener(listener)
+    assert done, "the last layer's sum and update waited for the first layer's backward"
+    assert before.count(("backward matmul", "cpu:0")) == 1, before  # layer 2's ran on cpu:0, layer 1's had not
+    assert ("allreduce sum", "cpu:0") in before and ("allreduce sum", "cpu:1") in before, before
+
+
+def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) -> None:  # type: ignore[no-untyped-def]
+    replicas, xs = _two_layer(devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), average=False)  # one bucket of 72
+    assert trainer.buckets == [[1, 0]]
+    assert all(p.grad._storage is trainer.flats[d][0]._storage for d, row in enumerate(replicas) for p in row)
+    before = [p.numpy() for p in replicas[0]]
+    with autograd.record():  # p[1] used twice: its second contribution adds through the bucket's view
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() + (p[1] * p[1]).sum() for x, p in zip(xs, replicas)]
+    trainer.step(losses)
+    tx = [torch.from_numpy(x.numpy()) for x in xs]
+    tp = [torch.tensor(b, requires_grad=True) for b in before]
+    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() + (tp[1] * tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
+    for row in replicas:
+        for p, t, b in zip(row, tp, before):
+            np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(p.numpy(), b - 0.1 * t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(devices) -> None:  # type: ignore[no-untyped-def]
+    replicas, xs = _two_layer(devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
+
+    def broken(t):  # type: ignore[no-untyped-def]
+        raise FloatingPointError("bad batch")
+
+    bad = ap.call(broken, xs[1], shape=xs[1].shape)  # device 1's input fails
+    with autograd.record():
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip((xs[0], bad), replicas)]
+    trainer.step(losses)
+    for replica in replicas:  # the sums read device 1's failed gradients: both replicas' updates fail
+        for p in replica:
+            with pytest.raises(FloatingPointError, match="bad batch"):
+                within(60, p.numpy)  # raises, and never hangs
+    within(60, ap.waitall)
+
+
+def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_write(eng) -> None:  # type: ignore[no-untyped-def]
+    """Two parameters on independent branches share one bucket. p1's gradient op fails (a value it
+    saved was modified in place); p0's, pushed after, writes only its part of the bucket, so it must
+    read the rest (SPEC §4: a partial write keeps the failure): both updates fail, none runs on a
+    gradient that was never written."""
+    rng = np.random.default_rng(8)
+    (replica,) = parallel.replicate([ap.asarray(rng.standard_normal((4, 3)).astype(np.float32)),
+                                     ap.asarray(rng.standard_normal(3).astype(np.float32))], [ap.cpu(0)])  # fmt: skip
+    trainer = parallel.DataParallel([replica], parallel.sgd(0.1))
+    assert trainer.buckets == [[1, 0]]
+    x, c = ap.asarray(rng.standard_normal((2, 4)).astype(np.float32)), ap.asarray(np.ones(3, np.float32))
+    with autograd.record():
+        loss = (x @ replica[0]).sum() + (replica[1] * c).sum()  # p1's branch recorded last: its gradient is pushed first
+    c[0] = 5.0  # multiply saved c for p1's gradient
+    trainer.step([loss])
+    for p in replica:
+        with pytest.raises(RuntimeError, match="modified in place"):
+            within(60, p.numpy)
+    within(60, ap.waitall)
