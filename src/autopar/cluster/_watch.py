@@ -9,6 +9,7 @@ one daemon thread per session. It takes what is new from a queue and loops::
     send the new calls: per node, one Ray call for all of them (apply_many), or apply for one
     ready = ray.wait(pending, num_returns=1, timeout=SLICE)     # at least one ready, or SLICE passed
     ready += ray.wait(rest, num_returns=len(rest), timeout=0)  # and whatever else is ready now
+    (with one call pending: ray.get(it, timeout=SLICE), which answers sooner than ray.wait)
     for each ready ref: its answer (ray.get: already here) -> on_value(answer), complete()
                         or its error, made autopar's          -> complete(error)
 
@@ -171,14 +172,23 @@ class Watcher:
             return
         ray = sys.modules["ray"]
         refs = list(self._pending)
-        ready, rest = ray.wait(refs, num_returns=1, timeout=SLICE, fetch_local=False)
-        if ready and rest:
-            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0, fetch_local=False)
-            ready += more
-        try:  # one get for every answer that is here (each ready answer is small: None, or shapes)
-            answers = ray.get(ready, timeout=0)
-        except Exception:  # noqa: BLE001 - some call failed: each ref is read alone below
-            answers = None
+        if len(refs) == 1:  # one call in flight (a chain of dependent ops): ray.get answers sooner than ray.wait
+            try:
+                answers = [ray.get(refs[0], timeout=SLICE)]
+            except ray.exceptions.GetTimeoutError:
+                return
+            except Exception:  # noqa: BLE001 - the call failed: read alone below
+                answers = None
+            ready = refs
+        else:
+            ready, rest = ray.wait(refs, num_returns=1, timeout=SLICE, fetch_local=False)
+            if ready and rest:
+                more, _ = ray.wait(rest, num_returns=len(rest), timeout=0, fetch_local=False)
+                ready += more
+            try:  # one get for every answer that is here (each ready answer is small: None, or shapes)
+                answers = ray.get(ready, timeout=0)
+            except Exception:  # noqa: BLE001 - some call failed: each ref is read alone below
+                answers = None
         pending = self._pending
         for i, ref in enumerate(ready):
             # Removed once finished: if finishing fails unexpectedly, the loop's guard still fails its ops.
