@@ -41,6 +41,12 @@ def _clean_failures():  # type: ignore[no-untyped-def]
 # -- a local Ray cluster, one per test session (started only by tests that ask for it) -------------
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that use the cluster run last, so it is stopped before no other test runs beside it
+    (an idle 2-node cluster is a dozen processes: timing tests would share the cores with it)."""
+    items.sort(key=lambda item: "ray_cluster" in getattr(item, "fixturenames", ()))  # stable: order kept otherwise
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():  # type: ignore[no-untyped-def]
     """Two nodes x 1 CPU on 127.0.0.1, small object stores, Ray's files in a private temp dir."""
