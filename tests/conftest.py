@@ -41,6 +41,12 @@ def _clean_failures():  # type: ignore[no-untyped-def]
 # -- a local Ray cluster, one per test session (started only by tests that ask for it) -------------
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that use the cluster run last, so it is stopped before no other test runs beside it
+    (an idle 2-node cluster is a dozen processes: timing tests would share the cores with it)."""
+    items.sort(key=lambda item: "ray_cluster" in getattr(item, "fixturenames", ()))  # stable: order kept otherwise
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():  # type: ignore[no-untyped-def]
     """Two nodes x 1 CPU on 127.0.0.1, small object stores, Ray's files in a private temp dir."""
@@ -48,7 +54,20 @@ def ray_cluster():  # type: ignore[no-untyped-def]
     import autopar.cluster
     from autopar.cluster._local import LocalCluster
 
-    cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    # The nodes' processes import the tests' modules (functions given to autopar.call travel by
+    # reference, as a user's own package would, installed on the nodes): put tests/ on their path.
+    import os
+
+    before = os.environ.get("PYTHONPATH")
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = here if not before else f"{here}{os.pathsep}{before}"
+    try:
+        cluster = LocalCluster(nodes=2, cpus=1, object_store_memory=80 * 2**20)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
     try:
         yield cluster
     finally:

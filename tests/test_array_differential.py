@@ -14,16 +14,19 @@ import autopar as ap
 N = 144
 
 
-def run_program(seed: int, n_ops: int, use_autopar: bool) -> list[np.ndarray]:
+def run_program(seed: int, n_ops: int, use_autopar: bool, devices: list[ap.Device] | None = None) -> list[np.ndarray]:
+    """The program ``seed`` draws, on ``devices`` (default: cpu:0 and cpu:1), or in NumPy."""
     rng = random.Random(seed)
     gen = np.random.default_rng(seed)
-    devices = [ap.cpu(0), ap.cpu(1)]
+    if devices is None:
+        devices = [ap.cpu(0), ap.cpu(1)] if use_autopar else [None, None]  # type: ignore[list-item]
+    k = len(devices)
     init = [gen.uniform(-1, 1, (N, N)).astype(np.float32) for _ in range(8)]
     if use_autopar:
-        arrays = [ap.array(a, device=devices[i % 2]) for i, a in enumerate(init)]
+        arrays = [ap.array(a, device=devices[i % k]) for i, a in enumerate(init)]
     else:
         arrays = [a.copy() for a in init]
-    place = [i % 2 for i in range(8)]
+    place = [i % k for i in range(8)]
 
     def fetch(i: int, dev: int):  # type: ignore[no-untyped-def]
         a = arrays[i]
@@ -58,7 +61,7 @@ def run_program(seed: int, n_ops: int, use_autopar: bool) -> list[np.ndarray]:
             view -= 0.25
             continue
         elif kind == 7:
-            target = rng.randrange(2)
+            target = rng.randrange(k)
             new = a.copyto(devices[target]) if use_autopar else a.copy()
             arrays[out], place[out] = new, target
             continue

@@ -110,7 +110,7 @@ def test_connect_disconnect_reconnect_keeps_node_names(ray_cluster) -> None:  # 
     nodes = autopar.cluster.nodes()
     assert [n.name for n in nodes] == ["node0", "node1"] and nodes[0].is_head and not nodes[1].is_head
     assert len({n.node_id for n in nodes}) == 2 and all(n.address == "127.0.0.1" for n in nodes)
-    assert all(d.node in nodes for d in devices)
+    assert [d.node for d in devices] == [n.name for n in nodes]
     from autopar.cluster import _session
 
     pids = {h.name: h.info.pid for h in _session.current().live()}  # type: ignore[union-attr]

@@ -214,8 +214,10 @@ def test_products(data: Any) -> None:
     dt = data.draw(st.sampled_from([xp.float32, xp.float64, xp.int64]))
     n, k, m = (data.draw(st.integers(1, 4)) for _ in range(3))
     batch = data.draw(st.sampled_from([(), (2,), (1, 3)]))
-    small = {"min_value": -10, "max_value": 10} if dt == xp.int64 else {"allow_nan": False, "allow_infinity": False,
-                                                                         "min_value": -10, "max_value": 10}  # fmt: skip
+    # Floats are multiples of 1/8 in [-10, 10]: every product and sum of up to 4 of them is exact in float32,
+    # so the results cannot depend on the summation order (hypothesis found a float32 case that cancelled to
+    # 0.0123 with an error of 2e-6, beyond rtol 1e-4, while both libraries were right to float32 precision).
+    small: Any = {"min_value": -10, "max_value": 10} if dt == xp.int64 else st.integers(-80, 80).map(lambda i: i / 8)
     a = data.draw(xps.arrays(dt, (*batch, n, k), elements=small))
     b = data.draw(xps.arrays(dt, (k, m), elements=small))
     v = data.draw(xps.arrays(dt, (k,), elements=small))

@@ -117,12 +117,16 @@ class NDArray(GradMethods, Methods):
         return self
 
     def _ready_tensor(self) -> torch.Tensor:
-        engine.wait_for_var(self._storage.var)
+        storage = self._storage
+        engine.wait_for_var(storage.var)
+        if storage.remote:
+            return _remote.fetch(self)
         return value_of(self)
 
     def torch(self) -> torch.Tensor:
         """The value as a torch tensor (blocks); shares memory with this array
-        unless the view has negative strides."""
+        unless the view has negative strides (or the array is on a cluster node:
+        then it is a copy here)."""
         t = self._ready_tensor()
         if t.is_cuda:  # the caller's stream will use memory autopar's stream allocated
             t.record_stream(torch.cuda.current_stream(t.device))
@@ -211,7 +215,7 @@ class NDArray(GradMethods, Methods):
         return t.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> Any:
-        if self.device.kind == "cuda":
+        if self.device.kind == "cuda" and self.device.node is None:
             return (2, self.device.index)
         return (1, 0)
 
@@ -455,7 +459,7 @@ def _rebuild(values: np.ndarray, device: str, dtype: str = "") -> NDArray:
 
 
 # The operations live in their own modules, which import this one.
-from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products, _reductions, _searching  # noqa: E402
+from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products, _reductions, _remote, _searching  # noqa: E402
 from autopar.arrays import _elementwise as _ew  # noqa: E402
 from autopar.arrays import _methods  # noqa: E402
 

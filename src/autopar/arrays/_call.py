@@ -71,6 +71,6 @@ def call(
     else:
         out_dtype = _dtypes.DEFAULT_FLOAT
     label = name or getattr(fn, "__name__", "call")
-    static = {"fn": fn, "shape": out_shape, "label": str(label), "device": str(dev.torch_device), "dtype": out_dtype}
+    static = {"fn": fn, "shape": out_shape, "label": str(label), "device": dev.torch_name, "dtype": out_dtype}
     out: NDArray = bind(TABLE["call"], arrays, static, device=dev, inline=False, name=str(label))
     return out

@@ -7,6 +7,9 @@
 | cuda -> cpu    | source's ``copy_d2h``      | async copy into pinned host memory              |
 | cuda -> cuda   | destination's ``copy_h2d`` | async peer copy on the destination's stream     |
 
+To or from a cluster node's device (``node1/cpu:0``) the routes of
+``_remote.py`` apply: the same lanes, the data moved through Ray.
+
 Because copies run on copy lanes, copying result *i* overlaps computing result
 *i+1* on the compute lane. A device-to-host copy is complete only when its
 event is: the engine's event logic makes every reader wait for it. A copy
@@ -22,6 +25,7 @@ from typing import Any
 
 import torch
 
+from autopar.arrays import _remote
 from autopar.arrays._array import NDArray, as_device
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._table import TABLE, define, same
@@ -51,6 +55,9 @@ define("copy", _move, same(), shape=lambda op, shapes, s: shapes, kernel_dtype="
 
 
 def copy_to_device(src: NDArray, dst: Device, name: str = "copyto") -> NDArray:
+    if src.device.node is not None or dst.node is not None:  # a cluster node's device: _remote.py's routes
+        moved: NDArray = _remote.copy_to_device(src, dst, name)
+        return moved
     lane_device, lane = _route(src.device, dst)
     target = "cpu" if dst.kind == "cpu" else f"cuda:{dst.index}"
     out: NDArray = bind(TABLE["copy"], (src,), {"target": target}, device=lane_device, lane=lane,
@@ -66,6 +73,8 @@ def copy_into(src: NDArray, target: NDArray) -> NDArray:
         )
     if target is src or (target._storage is src._storage and target._view is src._view):
         return target
+    if (src.device.node is not None or target.device.node is not None) and src.device != target.device:
+        src = copy_to_device(src, target.device)  # to the target's node first; then written there
     lane_device, lane = _route(src.device, target.device)
     return bind_into(TABLE["assign"], target, (src,), what="copyto", casting="unsafe", device=lane_device, lane=lane)
 

@@ -149,7 +149,7 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, 
     elif d.kind in "iu" and isinstance(fill_value, int) and not isinstance(fill_value, bool):
         _dtypes.scalar_dtype("full", d, fill_value)  # OverflowError if it does not fit
     dev = _place(device, ctx, "full")
-    out = bind(TABLE["full"], (), {"shape": dims, "value": fill_value, "dtype": d, "device": str(dev.torch_device)},
+    out = bind(TABLE["full"], (), {"shape": dims, "value": fill_value, "dtype": d, "device": dev.torch_name},
                device=dev)  # fmt: skip
     return requiring(out, requires_grad)
 
@@ -174,7 +174,7 @@ def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: A
     dims, dtype = _split_shape("empty", (shape, *sizes), dtype)
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "empty")
     dev = _place(device, ctx, "empty")
-    out = bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": str(dev.torch_device)}, device=dev)
+    out = bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
     return requiring(out, requires_grad)
 
 
@@ -238,7 +238,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     else:
         d = _dtypes.DEFAULT_FLOAT
     dev = _place(device, ctx, "arange")
-    static = {"shape": (n,), "start": start, "step": step, "dtype": d, "device": str(dev.torch_device)}
+    static = {"shape": (n,), "start": start, "step": step, "dtype": d, "device": dev.torch_name}
     return bind(TABLE["arange"], (), static, device=dev)
 
 
@@ -250,7 +250,7 @@ def linspace(start: Any, stop: Any, /, num: int = 50, *, dtype: Any = None, devi
     d = (_dtypes.DEFAULT_COMPLEX if complex_ else _dtypes.DEFAULT_FLOAT) if dtype is None else _dtypes.as_dtype(dtype)
     dev = _place(device, ctx, "linspace")
     static = {"shape": (num,), "start": start, "stop": stop, "endpoint": bool(endpoint), "dtype": d,
-              "device": str(dev.torch_device)}  # fmt: skip
+              "device": dev.torch_name}  # fmt: skip
     return bind(TABLE["linspace"], (), static, device=dev)
 
 
@@ -260,7 +260,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     cols = rows if n_cols is None else shape_arg("eye", (n_cols,))[0]
     d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "eye")
     dev = _place(device, ctx, "eye")
-    return bind(TABLE["eye"], (), {"shape": (rows, cols), "k": int(k), "dtype": d, "device": str(dev.torch_device)},
+    return bind(TABLE["eye"], (), {"shape": (rows, cols), "k": int(k), "dtype": d, "device": dev.torch_name},
                 device=dev)  # fmt: skip
 
 
@@ -327,9 +327,9 @@ def _placed(host: torch.Tensor, device: Device) -> NDArray:
     """An array on ``device`` holding ``host`` (a CPU tensor it may keep)."""
     shape = tuple(host.shape)
     d = _dtypes.of_tensor(host)
-    source = make(shape, d, Device("cpu", 0) if device.kind != "cpu" else device,
-                  Storage(shape, d, Device("cpu", 0), tensor=host, lane=None))  # fmt: skip
-    if device.kind == "cpu":
+    here = device.kind == "cpu" and device.node is None
+    source = make(shape, d, device if here else Device("cpu", 0), Storage(shape, d, Device("cpu", 0), tensor=host, lane=None))
+    if here:
         return source
     from autopar.arrays._copy import copy_to_device
 
@@ -402,6 +402,9 @@ def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDA
         raise TypeError(f"from_torch: expected a torch.Tensor, got {type(tensor).__name__}")
     t = tensor.detach()
     dev = Device(t.device) if device is None and ctx is None else _place(device, ctx, "from_torch")
+    if dev.node is not None:
+        raise ValueError(f"from_torch: device={dev} is a cluster node's; its memory cannot be shared from here "
+                         f"(use autopar.asarray(t, device='{dev}'), which copies it there)")
     if (dev.kind == "cuda") != t.is_cuda or (dev.kind == "cuda" and dev.index != t.device.index):
         raise ValueError(f"from_torch: the tensor is on {t.device}; device={dev} would need a copy (use asarray(t).to(...))")
     if t.dtype not in _dtypes._BY_TORCH:

@@ -26,7 +26,9 @@ array), and those go through the same four steps:
    layer calls the engine. It reads the inputs' vars and writes the results'
    (and any extra var, like a random generator's). An op whose work is at
    most ``TINY_WORK`` may run on the calling thread when it is ready and its
-   lane idle (``inline``); CUDA ops never do.
+   lane idle (``inline``); CUDA ops never do. On a cluster node's device
+   (``node1/cpu:0``) step 4 sends the op there instead (``_remote.py``):
+   another push target, the same four steps.
 
 Writes into an existing array (in-place operators, ``x[k] = v``,
 ``copyto(x)``) compute the out-of-place result first and copy it through
@@ -122,7 +124,7 @@ def bind(
     p = plan(entry, args, static)
     if p.array_and_number and device is None and out_device is None and not state and inline is None:
         first, second = args
-        if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and (
+        if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and first.device.node is None and (
             type(second) is not _array.NDArray
             or second._view is None and second._storage.contiguous and second.device is first.device
         ) and (not _autograd.used or first._ag is None and getattr(second, "_ag", None) is None):
@@ -142,6 +144,8 @@ def bind(
     if device is not None:
         dev = device
     home = dev if out_device is None else out_device
+    if dev.node is not None:  # a cluster node's device: the same op, sent there (_remote.py)
+        return _remote.bind(entry, p, args, static, dev, lane, state, name or entry.name)
     cuda = dev.kind == "cuda"
     make = _array.make
     if entry.nout == 1:
@@ -286,6 +290,8 @@ def bind_into(
     reads_target = any(a._storage is storage for a in arrays)
     overwrite = not reads_target and _views.covers(storage, view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
+    if dev.node is not None:
+        return _remote.bind_into(entry, target, args, static, op, casting, dev, lane, reads)
     push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda)
     return target
 
@@ -399,6 +405,6 @@ def _broadcasts_to(src: Shape, dst: Shape) -> bool:
     return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
 
 
-from autopar.arrays import _array  # noqa: E402  (the array class uses the dispatcher)
+from autopar.arrays import _array, _remote  # noqa: E402  (the array class uses the dispatcher)
 
 _plan.link(_array.NDArray)

@@ -7,7 +7,10 @@ engine. ``seed(n)`` seeds every device's generator with ``n`` (devices first
 used later start from ``n`` too), as ``torch.manual_seed`` does; it only
 writes the generator, so it also replaces a generator whose last draw failed
 (SPEC §4.2). Draws are table entries whose kernels find the generator by
-device name (a static parameter), so a remote node can run them too.
+device name (a static parameter: the device's own name where it lives, so
+``node1/cpu:0``'s draws use ``cpu:0``'s generator on node1). For a cluster
+node's device the driver keeps only the var that orders the draws; the node
+makes its generator at the first draw, and ``seed(n)`` is sent there.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _dtypes
+from autopar.arrays import _dtypes, _remote
 from autopar.arrays._array import NDArray, as_device
 from autopar.arrays._creation import requiring, shape_arg
 from autopar.arrays._dispatch import bind, push
@@ -28,22 +31,43 @@ from autopar.devices import Device
 from autopar.errors import DeviceError
 
 _lock = threading.Lock()
-_generators: dict[str, tuple[engine.Var, torch.Generator]] = {}
+_generators: dict[str, tuple[engine.Var, torch.Generator | None]] = {}
 _seed: int | None = None
 
 
-def _generator(device: Device) -> tuple[engine.Var, torch.Generator]:
+def _generator(device: Device) -> tuple[engine.Var, torch.Generator | None]:
+    """The var ordering ``device``'s draws, and its generator (``None`` here for a cluster node's
+    device: the node keeps its own, and this var orders what is sent there)."""
     key = str(device)
     with _lock:
         found = _generators.get(key)
-        if found is None:
+        if found is not None:
+            return found
+        var = engine.Var(f"rng:{device}")
+        gen = None
+        if device.node is None:
             gen = torch.Generator(device=device.torch_device)
             if _seed is not None:
                 gen.manual_seed(_seed)
             else:
                 gen.seed()
-            found = _generators[key] = (engine.Var(f"rng:{device}"), gen)
-        return found
+        found = _generators[key] = (var, gen)
+    if gen is None and _seed is not None:
+        _remote.seed(device, var, _seed)  # a node's device first used after seed(n) starts from n too
+    return found
+
+
+def _local_generator(name: str) -> torch.Generator:
+    """The generator of this process's device ``name``, made on first use (on a node, by its first draw)."""
+    found = _generators.get(name)
+    gen = (found if found is not None else _generator(Device(name)))[1]
+    assert gen is not None, f"{name} is a device of this process"
+    return gen
+
+
+def seed_device(device: Device, n: int) -> None:
+    """Seed this process's ``device`` generator now (what a node runs for ``seed`` on the driver)."""
+    _local_generator(device.local_name).manual_seed(n)
 
 
 def seed(n: int) -> None:
@@ -60,7 +84,10 @@ def seed(n: int) -> None:
                 del _generators[key]
         known = list(_generators.items())
     for key, (var, gen) in known:
-        push(_reseeder(gen, n), (), (var,), Device(key), "random.seed")
+        if gen is None:
+            _remote.seed(Device(key), var, n)
+        else:
+            push(_reseeder(gen, n), (), (var,), Device(key), "random.seed")
 
 
 def _reseeder(gen: torch.Generator, n: int) -> Any:
@@ -68,7 +95,7 @@ def _reseeder(gen: torch.Generator, n: int) -> Any:
 
 
 def _draw_kernel(shape: tuple[int, ...], dtype: DType, device: str, kind: str, a: Any, b: Any) -> torch.Tensor:
-    gen = _generators[device][1]
+    gen = _local_generator(device)
     where = gen.device
     if kind == "uniform":
         return torch.empty(shape, dtype=dtype.torch, device=where).uniform_(a, b, generator=gen)
@@ -82,7 +109,7 @@ def _draw_kernel(shape: tuple[int, ...], dtype: DType, device: str, kind: str, a
 
 
 def _choice_kernel(t: torch.Tensor, shape: tuple[int, ...], device: str, replace: bool) -> torch.Tensor:
-    gen = _generators[device][1]
+    gen = _local_generator(device)
     n = t.shape[0]
     count = 1
     for s in shape:
@@ -104,7 +131,7 @@ def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, 
     shape = () if size is None else shape_arg(f"random.{name}", (size,))
     dev = as_device(device, ctx, f"random.{name}")
     var, _ = _generator(dev)
-    static = {"shape": shape, "dtype": dtype, "device": str(dev), "kind": kind, "a": a, "b": b}
+    static = {"shape": shape, "dtype": dtype, "device": dev.local_name, "kind": kind, "a": a, "b": b}
     out: NDArray = bind(TABLE["random"], (), static, device=dev, state=(var,), name=f"random.{name}")
     return out
 
@@ -188,7 +215,7 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device
     if not replace and count > arr.shape[0]:
         raise ValueError(f"random.choice: cannot take {count} samples from {arr.shape[0]} without replacement")
     var, _ = _generator(arr.device)
-    static = {"shape": shape, "device": str(arr.device), "replace": bool(replace)}
+    static = {"shape": shape, "device": arr.device.local_name, "replace": bool(replace)}
     out: NDArray = bind(TABLE["random.choice"], (arr,), static, state=(var,), name="random.choice")
     return out
 

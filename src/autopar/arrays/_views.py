@@ -59,6 +59,7 @@ class Storage:
     """
 
     __slots__ = ("var", "tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
+    remote = False  # a cluster node holds the data (``_remote.RemoteStorage``); no tensor here
 
     def __init__(
         self,

@@ -1,19 +1,19 @@
 """Baselines for remote devices: what plain Ray actors do on a local 2-node cluster.
 
-Remote devices (SPEC §9) will be judged against plain Ray measured in the
+Remote devices (SPEC §9) are judged against plain Ray measured in the
 same run: driver overhead per remote op <= 2x one plain actor call, a 64 MB
 copy between nodes <= 1.5x a plain actor-to-actor handoff, and the chapter's
 50 products with one device per node at both / max(T1, T2) <= 1.15. This
-module measures the plain side, and next to it the same work through
-autopar's node runtimes (``autopar.cluster``) as they stand, so each target
-has its figure:
+module measures the plain side, and next to it the same work written as
+autopar array code on the cluster's devices (``node0/cpu:0``,
+``node1/cpu:0``), so each target has its figure:
 
-| figure                     | plain Ray                                   | autopar node runtime                    |
+| figure                     | plain Ray                                   | autopar arrays on remote devices        |
 |----------------------------|---------------------------------------------|-----------------------------------------|
-| call round trip            | ``ray.get(actor.ping.remote())``            | ``run`` of a 16-element ``add``         |
-| pipelined calls            | N calls submitted, then one ``ray.get``      | N ``run`` calls submitted, then waited  |
-| 64 MB across nodes         | ``b.take.remote(a.give.remote())``          | ``_node.move`` node0 -> node1           |
-| 50 products, one per node  | one actor per node, one call per product    | one runtime per node, one ``run`` each  |
+| call round trip            | ``ray.get(actor.ping.remote())``            | ``(x + 1).wait_to_read()``, 16 elements |
+| pipelined calls            | N calls submitted, then one ``ray.get``      | N ``x + 1`` ops, then ``waitall``       |
+| 64 MB across nodes         | ``b.take.remote(a.give.remote())``          | ``x.to("node1/cpu:0")``, x on node0     |
+| 50 products, one per node  | one actor per node, one call per product    | ``x @ x`` on ``node0/cpu:0``, ``node1/cpu:0`` |
 
 Every figure is the median of ``repeats`` runs (the products: the best of
 ``trials``, as in ``chapter.py``), in one process on one cluster.
@@ -29,7 +29,6 @@ import numpy as np
 
 from autopar.benchmarks import Figure, median_of, timed
 
-MB64 = 64 * 2**20
 
 
 class PlainActor:
@@ -135,74 +134,96 @@ def _products(start: Callable[[int], list[Any]], wait: Callable[[list[Any]], Any
 def run(repeats: int = 5, calls: int = 2000, repeat: int = 50, trials: int = 3, size: int | None = None,
         report: Callable[[str], None] = lambda line: None) -> list[tuple[str, list[Figure]]]:
     """Start a local 2-node cluster (1 CPU each), measure, stop it; return titled sections of figures."""
-    import ray
-
+    import autopar as ap
     import autopar.cluster
-    from autopar.cluster import _node, _session
-    from autopar.cluster._kernels import UserFunction
     from autopar.cluster._local import LocalCluster
 
-    size = size or product_size()
-    sections: list[tuple[str, list[Figure]]] = []
     with LocalCluster(nodes=2, cpus=1, object_store_memory=400 * 2**20) as cluster:
         autopar.cluster.connect(cluster.address)
         try:
-            nodes = [_session.node("node0"), _session.node("node1")]
-            plain = _plain_actors(ray, [n.node.node_id for n in nodes])
-
-            report("calls")
-            plain_rt, plain_pp = _calls(lambda: plain[1].ping.remote(), ray.get, calls, repeats)
-            n1 = nodes[1]
-            n1.write(1, "cpu:0", np.ones(16, np.float32))
-            ours_rt, ours_pp = _calls(lambda: n1.submit_run("add", (1, 1), (2,), "cpu:0"),
-                                      lambda refs: n1.wait(refs, "add"), calls, repeats)
-            ours_rt.note = f"{ours_rt.value / plain_rt.value:.2f}x plain"
-            ours_pp.note = f"{plain_pp.value / ours_pp.value:.2f}x plain's time per call"
-            sections.append(("calls to a node (plain Ray actor vs autopar node runtime)", [
-                _named(plain_rt, "plain actor round trip"), _named(ours_rt, "runtime run() round trip"),
-                _named(plain_pp, "plain actor pipelined"), _named(ours_pp, "runtime run() pipelined"),
-            ]))
-
-            report("64 MB from node0 to node1")
-            ray.get(plain[0].give.remote(MB64))
-            plain_move = Figure("plain actor-to-actor handoff", *median_of(
-                repeats, lambda: timed(lambda: ray.get(plain[1].take.remote(plain[0].give.remote(MB64)))) * 1e3),
-                unit="ms")
-            ray.get([a.release.remote() for a in plain])
-            nodes[0].write(10, "cpu:0", np.ones(MB64 // 4, np.float32))
-            _node.move(nodes[0], 10, nodes[1], 11, "cpu:0")
-            ours_move = Figure("runtime move (read -> write)", *median_of(
-                repeats, lambda: timed(lambda: _node.move(nodes[0], 10, nodes[1], 11, "cpu:0")) * 1e3), unit="ms")
-            ours_move.note = f"{ours_move.value / plain_move.value:.2f}x plain"
-            plain_move.note = f"{64 / (plain_move.value / 1e3):.0f} MiB/s"
-            nodes[0].free((10,))
-            nodes[1].free((11,))
-            sections.append(("64 MB from node0 to node1", [plain_move, ours_move]))
-
-            report(f"{repeat} products of {size}x{size} per node")
-            ray.get([a.setup.remote(size) for a in plain])
-            t1, t2, both = _products(lambda i: [plain[i].product.remote() for _ in range(repeat)], ray.get,
-                                     repeat, trials)
-            ray.get([a.drop.remote() for a in plain])
-            plain_ratio = Figure("plain actors: both / max(T1, T2)", both / max(t1, t2), [t1, t2, both], "ratio",
-                                 f"T1 {t1:.2f} s, T2 {t2:.2f} s, both {both:.2f} s")
-
-            def product(x: Any) -> Any:
-                return x @ x
-
-            for i, n in enumerate(nodes):
-                n.run("randn", (), (20,), "cpu:0", {"shape": (size, size), "dtype": "float32"})
-
-            def start(i: int) -> list[Any]:
-                return [nodes[i].submit_run(UserFunction(product), (20,), (100 + k,), "cpu:0") for k in range(repeat)]
-
-            u1, u2, uboth = _products(start, lambda refs: nodes[0].wait(refs, "products", nodes[1]), repeat, trials)
-            ours_ratio = Figure("runtimes: both / max(T1, T2)", uboth / max(u1, u2), [u1, u2, uboth], "ratio",
-                                f"T1 {u1:.2f} s, T2 {u2:.2f} s, both {uboth:.2f} s")
-            sections.append((f"{repeat} products of {size}x{size} float32 on each node "
-                             f"({product_seconds(size) * 1e3:.0f} ms each here, 1 thread)", [plain_ratio, ours_ratio]))
+            devices = [ap.Device("node0/cpu:0"), ap.Device("node1/cpu:0")]
+            return measure(devices, repeats, calls, repeat, trials, size, report)
         finally:
             autopar.cluster.disconnect()
+
+
+def measure(devices: list[Any], repeats: int = 5, calls: int = 2000, repeat: int = 50, trials: int = 3,
+            size: int | None = None, report: Callable[[str], None] = lambda line: None,
+            copy_mb: int = 64) -> list[tuple[str, list[Figure]]]:  # fmt: skip
+    """Measure on the connected cluster, with ``devices``: one device on each of two nodes (copies of ``copy_mb`` MB)."""
+    import ray
+
+    import autopar as ap
+    from autopar.cluster import _session
+
+    size = size or product_size()
+    devs = list(devices)
+    plain = _plain_actors(ray, [_session.node(d.node).node.node_id for d in devs])
+    try:
+        return _measure(ap, ray, devs, plain, repeats, calls, repeat, trials, size, report, copy_mb * 2**20)
+    finally:
+        for actor in plain:
+            ray.kill(actor)
+
+
+def _measure(ap: Any, ray: Any, devs: list[Any], plain: list[Any], repeats: int, calls: int, repeat: int,
+             trials: int, size: int, report: Callable[[str], None], nbytes: int) -> list[tuple[str, list[Figure]]]:  # fmt: skip
+    sections: list[tuple[str, list[Figure]]] = []
+    names = [str(d) for d in devs]
+    report("calls")
+    plain_rt, plain_pp = _calls(lambda: plain[1].ping.remote(), ray.get, calls, repeats)
+    x = ap.ones(16, device=devs[1])
+
+    def one_op() -> Any:
+        return x + 1
+
+    def wait_ops(ys: Any) -> None:
+        if isinstance(ys, list):
+            ap.waitall()
+        else:
+            ys.wait_to_read()
+
+    ours_rt, ours_pp = _calls(one_op, wait_ops, calls, repeats)
+    ours_rt.note = f"{ours_rt.value / plain_rt.value:.2f}x plain (target <= 2)"
+    ours_pp.note = f"{plain_pp.value / ours_pp.value:.2f}x plain's time per call (target <= 2)"
+    sections.append((f"ops on a node (plain Ray actor call vs autopar array op on {names[1]})", [
+        _named(plain_rt, "plain actor round trip"), _named(ours_rt, "array op round trip"),
+        _named(plain_pp, "plain actor pipelined"), _named(ours_pp, "array ops pipelined"),
+    ]))
+
+    mb = nbytes // 2**20
+    report(f"{mb} MB from {devs[0].node} to {devs[1].node}")
+    ray.get(plain[0].give.remote(nbytes))
+    plain_move = Figure("plain actor-to-actor handoff", *median_of(
+        repeats, lambda: timed(lambda: ray.get(plain[1].take.remote(plain[0].give.remote(nbytes)))) * 1e3),
+        unit="ms")
+    ray.get([a.release.remote() for a in plain])
+    big = ap.ones(nbytes // 4, dtype="float32", device=devs[0])
+    big.to(devs[1]).wait_to_read()
+    ours_move = Figure(f"x.to('{names[1]}'), x on {names[0]}", *median_of(
+        repeats, lambda: timed(lambda: big.to(devs[1]).wait_to_read()) * 1e3), unit="ms")
+    del big
+    ours_move.note = f"{ours_move.value / plain_move.value:.2f}x plain (target <= 1.5)"
+    plain_move.note = f"{mb / (plain_move.value / 1e3):.0f} MiB/s"
+    sections.append((f"{mb} MB from {devs[0].node} to {devs[1].node}", [plain_move, ours_move]))
+
+    report(f"{repeat} products of {size}x{size} per node")
+    ray.get([a.setup.remote(size) for a in plain])
+    t1, t2, both = _products(lambda i: [plain[i].product.remote() for _ in range(repeat)], ray.get,
+                             repeat, trials)
+    ray.get([a.drop.remote() for a in plain])
+    plain_ratio = Figure("plain actors: both / max(T1, T2)", both / max(t1, t2), [t1, t2, both], "ratio",
+                         f"T1 {t1:.2f} s, T2 {t2:.2f} s, both {both:.2f} s")
+    xs = [ap.random.uniform(size=(size, size), device=d) for d in devs]
+
+    def start(i: int) -> list[Any]:
+        return [xs[i] @ xs[i] for _ in range(repeat)]
+
+    u1, u2, uboth = _products(start, lambda ys: ap.waitall(), repeat, trials)
+    ours_ratio = Figure("autopar arrays: both / max(T1, T2)", uboth / max(u1, u2), [u1, u2, uboth], "ratio",
+                        f"T1 {u1:.2f} s, T2 {u2:.2f} s, both {uboth:.2f} s (target <= 1.15)")
+    sections.append((f"{repeat} products of {size}x{size} float32 on each node "
+                     f"({product_seconds(size) * 1e3:.0f} ms each here, 1 thread)", [plain_ratio, ours_ratio]))
     return sections
 
 

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any
 
+from autopar.cli._cluster import HELP, joined
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -21,8 +23,11 @@ def add_parser(sub: Any) -> None:
         "of LeNet: 2 devices against 1, the step with gradient sums against the step without, and (without "
         "--quick) the step against PyTorch DDP run alongside.",
     )
-    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI)")
+    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI; with --cluster, an 8 MB copy)")
     p.add_argument("--json", metavar="FILE", help="also write the figures, with machine info, as JSON")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="instead, measure remote devices against plain Ray actors in the same run: per-op overhead, "
+                   "a 64 MB copy between nodes, the chapter's products with one device per node. " + HELP)
     p.set_defaults(run=run)
 
 
@@ -59,7 +64,13 @@ def _profiler_figures(n: int, repeats: int) -> list[Any]:
     return [off_before, on, off_after]
 
 
+def step(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.cluster is not None:
+        return _cluster(args)
     import torch
 
     import autopar as ap
@@ -67,9 +78,6 @@ def run(args: argparse.Namespace) -> int:
 
     n, repeats = (3000, 3) if args.quick else (20_000, 5)
     sections: list[tuple[str, list[Figure]]] = []
-
-    def step(message: str) -> None:
-        print(f"... {message}", file=sys.stderr, flush=True)
 
     step("engine overhead")
     figures = engine_overhead.run(n, repeats)
@@ -107,11 +115,7 @@ def run(args: argparse.Namespace) -> int:
     sections.append((f"data-parallel training on {devices[0]} and {devices[1]} ({steps} steps x {rounds} rounds"
                      f"{'; DDP: run without --quick' if ddp is None else ''})", times.figures(ddp) + (ddp.figures() if ddp else [])))  # fmt: skip
 
-    width = max(len(f.name) for _, figs in sections for f in figs)
-    for title, figs in sections:
-        print(f"\n{title}")
-        for f in figs:
-            print(f"  {f.name:<{width}}  {f.value:9.2f} {f.unit:<6} {f.note}")
+    _print(sections)
     if args.json:
         info = {
             "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -122,9 +126,46 @@ def run(args: argparse.Namespace) -> int:
             "gpus": [torch.cuda.get_device_name(i) for i in range(ap.num_gpus())],
             "quick": args.quick,
         }
-        out = {"machine": info, "sections": [{"title": t, "figures": [f.as_dict() for f in figs]} for t, figs in sections],
-               "chapter": result.as_dict()}
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-        print(f"\nfigures written to {args.json}")
+        _write(args.json, info, sections, chapter=result.as_dict())
+    return 0
+
+
+def _print(sections: list[tuple[str, list[Any]]]) -> None:
+    width = max(len(f.name) for _, figs in sections for f in figs)
+    for title, figs in sections:
+        print(f"\n{title}")
+        for f in figs:
+            print(f"  {f.name:<{width}}  {f.value:9.2f} {f.unit:<7} {f.note}")
+
+
+def _write(path: str, info: dict[str, Any], sections: list[tuple[str, list[Any]]], **extra: Any) -> None:
+    out = {"machine": info, "sections": [{"title": t, "figures": [f.as_dict() for f in figs]} for t, figs in sections],
+           **extra}
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=2)
+    print(f"\nfigures written to {path}")
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    """``--cluster``: remote devices against plain Ray, measured in one run on one cluster."""
+    from autopar.benchmarks import cluster_baseline
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    with joined(args.cluster) as devices:
+        step(f"on {devices[0]} and {devices[1]}")
+        if args.quick:
+            sections = cluster_baseline.measure(devices, repeats=2, calls=200, repeat=10, trials=1, size=256,
+                                                report=step, copy_mb=8)  # fmt: skip
+        else:
+            sections = cluster_baseline.measure(devices, report=step)
+    _print(sections)
+    after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    if load is not None and after is not None:
+        print(f"\nload average (1 min) before / after: {load[0]:.2f} / {after[0]:.2f} "
+              f"on {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} core(s)")
+    if args.json:
+        info = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "platform": platform.platform(),
+                "python": platform.python_version(), "cluster": args.cluster, "quick": args.quick,
+                "load_before": load, "load_after": after}
+        _write(args.json, info, sections)
     return 0

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from autopar.cli._cluster import HELP, joined
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -14,13 +16,15 @@ def add_parser(sub: Any) -> None:
         help="run the book chapter's experiments and print their timings",
         description="Run the 'Automatic Parallelism' chapter's two experiments: matrix products on two devices, "
         "apart and together; then the same products with each result copied, apart and overlapped. "
-        "Uses two GPUs if present, else a GPU and the CPU, else two CPU devices (splitting the cores).",
+        "Uses two GPUs if present, else a GPU and the CPU, else two CPU devices (splitting the cores); with "
+        "--cluster, one device on each of two nodes of a Ray cluster.",
     )
     p.add_argument("--size", type=int, help="matrix size (default: sized so one run takes about 0.5 s)")
     p.add_argument("--repeat", type=int, default=50, help="matrix products per run (default: 50, as in the book)")
     p.add_argument("--trials", type=int, default=3, help="runs per experiment; the fastest counts (default: 3)")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome-trace / Perfetto JSON of the whole demo")
     p.add_argument("--plot", metavar="FILE", help="draw the demo's timeline as a PNG (needs matplotlib)")
+    p.add_argument("--cluster", metavar="ADDRESS", help=HELP + "; the copies go from the first node to the second")
     p.set_defaults(run=run)
 
 
@@ -39,6 +43,14 @@ def pick_devices() -> tuple[list[Any], Any, str]:
 def run(args: argparse.Namespace) -> int:
     if args.repeat < 1 or args.trials < 1 or (args.size is not None and args.size < 1):
         raise ValueError("--size, --repeat and --trials must be whole numbers >= 1")
+    if args.cluster is not None:
+        with joined(args.cluster) as devices:
+            return _demo(args, devices, devices[1], "one device on each of two cluster nodes")
+    devices, copy_target, why = pick_devices()
+    return _demo(args, devices, copy_target, why)
+
+
+def _demo(args: argparse.Namespace, devices: list[Any], copy_target: Any, why: str) -> int:
     import autopar as ap
     from autopar.benchmarks import chapter
     from autopar.devices import cpu_threads
@@ -47,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"... {message}", file=sys.stderr, flush=True)
 
     started = time.perf_counter()
-    devices, copy_target, why = pick_devices()
 
     def describe(d: Any) -> str:
+        if d.node is not None:
+            return str(d)
         if d.kind == "cpu":
             return f"{d} ({cpu_threads(d.index)} thread{'s' if cpu_threads(d.index) != 1 else ''})"
         import torch

@@ -26,19 +26,20 @@ def print_cluster(address: str) -> None:
     """Join the cluster at ``address``, list its remote devices, leave."""
     from autopar import cluster
 
-    devices = cluster.connect(None if address == "local" else address)
+    cluster.connect(None if address == "local" else address)
     try:
         from autopar.cluster import _session
 
         session = _session.current()
-        nodes = cluster.nodes()
-        print(f"cluster at {session.address}: {len(nodes)} node(s)")
-        for node in nodes:
+        runtimes = session.live()
+        print(f"cluster at {session.address}: {len(runtimes)} node(s)")
+        for runtime in runtimes:
+            node, info = runtime.node, runtime.info
             print(f"  {node.name}  {node.address}  Ray node {node.node_id[:12]}  {node.cpus} CPU(s), "
                   f"{node.gpus} GPU(s){'  (head)' if node.is_head else ''}")
-            for d in devices:
-                if d.node == node:
-                    print(f"    {d}  {d.threads} intra-op thread(s)")
+            for name in runtime.devices:
+                threads = info.torch_threads if info is not None and "/cpu:" in name else 1
+                print(f"    {name}  {threads} intra-op thread(s)")
     finally:
         cluster.disconnect()
 

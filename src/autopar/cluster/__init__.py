@@ -1,31 +1,37 @@
-"""Many machines: autopar's devices on the nodes of a Ray cluster (SPEC §9; in progress).
+"""Many machines: autopar's devices on the nodes of a Ray cluster (SPEC §9).
 
-    import autopar.cluster
+    import autopar as ap, autopar.cluster
     autopar.cluster.connect()                # a local cluster on 127.0.0.1
     autopar.cluster.connect("auto")          # or an existing one: "host:port", "ray://host:port"
-    autopar.cluster.devices()                # [node0/cpu:0, ...], with each node's address and Ray id
+    autopar.cluster.devices()                # [node0/cpu:0, node1/cpu:0, ...]: autopar Devices
+    x = ap.ones((1000, 1000), device="node1/cpu:0")
+    y = (x @ x).to("node0/cpu:0")            # runs on node1, copied node to node
+    y.sum().item()                           # reading brings the value here
     autopar.cluster.disconnect()
 
 Ray is optional (``pip install "autopar[cluster]"``): this package imports
 without it, and Ray is imported by :func:`connect`. One long-lived runtime
-actor per node (``_runtime.py``) owns that node's devices and runs autopar's
-engine there; the driver talks to it through coarse calls (``_node.py``).
-Joining, and the security rules it keeps, are in ``_session.py``. How remote
-devices plug into ``Device``, the engine and the arrays is designed in
-``docs/design/cluster.md``.
+actor per node (``_runtime.py``) holds that node's arrays and runs autopar's
+own op table and engine there; the driver sends it one coarse call per op
+(``_node.py``), and one watcher thread completes the driver's engine ops as
+the nodes answer (``_watch.py``). Joining, and the security rules it keeps,
+are in ``_session.py``; what the session registers with the devices and the
+arrays, in ``_devices.py``; the calls themselves, in ``arrays/_remote.py``.
+``docs/design/cluster.md`` is the design note.
 """
 
 from __future__ import annotations
 
-from autopar.cluster._records import Node, RemoteDevice
+from autopar.cluster._local import LocalCluster
+from autopar.cluster._records import Node
 from autopar.cluster._session import connect, devices, disconnect, is_connected, nodes
 from autopar.errors import ClusterError, NodeLostError
 
 __all__ = [
     "ClusterError",
+    "LocalCluster",
     "Node",
     "NodeLostError",
-    "RemoteDevice",
     "connect",
     "devices",
     "disconnect",

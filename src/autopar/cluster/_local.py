@@ -131,7 +131,13 @@ class LocalCluster:
         self._cluster.remove_node(node, allow_graceful=False)
 
     def stop(self) -> None:
+        """Stop the cluster (disconnecting this process first if it is joined to it)."""
         if self._cluster is not None:
+            from autopar.cluster import _session
+
+            session = _session._session
+            if session is not None and session.address == self.address:
+                _session.disconnect()
             self._cluster.shutdown()
             self._cluster = None
         self._env.restore()

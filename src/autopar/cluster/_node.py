@@ -1,22 +1,27 @@
 """The driver's handle on one node's runtime actor: coarse calls, bounded waits, loss.
 
-Every call comes in two forms: ``submit_*`` returns Ray's ``ObjectRef`` at
-once (what the engine integration of part 2 pushes, completing the op when
-the ref resolves), and the plain name waits for it (:func:`_ray.get`). Once
-a call finds the node lost, the handle remembers it and every later call
-raises :class:`~autopar.NodeLostError` at once, without asking Ray.
+The array layer's remote ops (``arrays/_remote.py``) reach a node through
+this handle: :meth:`RemoteNode.submit` sends a call and leaves its answer to
+the session's watcher (``_watch.py``), which completes the engine op;
+:meth:`RemoteNode.request` sends one and waits (a read). Once a call finds
+the node lost, the handle remembers it and every later call raises
+:class:`~autopar.NodeLostError` at once, without asking Ray. Keys of arrays
+dropped on the driver are sent along with the next call (``garbage``).
 """
 
 from __future__ import annotations
 
+import collections
 import sys
 import threading
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from autopar.cluster import _ray
-from autopar.cluster._kernels import UserFunction
-from autopar.cluster._records import Node, RemoteDevice, RuntimeInfo
+from autopar.cluster._records import Node, RuntimeInfo
 from autopar.cluster._runtime import NodeRuntime
+from autopar.cluster._watch import Watcher
 from autopar.errors import NodeLostError
 
 # Calls in flight at once on one runtime (Ray's threads in the actor).
@@ -45,15 +50,19 @@ def start_runtime(node: Node, core_offset: int) -> Any:
 
 
 class RemoteNode:
-    """One node's runtime, as the driver sees it."""
+    """One node's runtime, as the driver sees it (the array layer's ``_remote.Runtime``)."""
 
-    def __init__(self, node: Node, actor: Any, timeout: float) -> None:
+    def __init__(self, node: Node, actor: Any, timeout: float, watcher: Watcher | None = None) -> None:
         self.node = node
         self.actor = actor
-        self.timeout = timeout  # for control calls; data and kernels wait as long as the node lives
+        self.timeout = timeout  # for control calls; data and ops wait as long as the node lives
+        self.watcher = watcher
         self.info: RuntimeInfo | None = None
         self._lost: str | None = None
         self._lock = threading.Lock()
+        self._garbage: collections.deque[int] = collections.deque()  # keys freed here, sent with the next call
+        self.held: weakref.WeakSet[Any] = weakref.WeakSet()  # the array storages whose data it holds
+        self.on_lost: Callable[[RemoteNode], None] | None = None  # the session fails `held` then
 
     def __repr__(self) -> str:
         state = f"lost: {self._lost}" if self._lost else ("running" if self.info else "starting")
@@ -72,22 +81,29 @@ class RemoteNode:
         return self._lost is not None
 
     @property
-    def devices(self) -> list[RemoteDevice]:
+    def lost_reason(self) -> str | None:
+        return self._lost
+
+    @property
+    def devices(self) -> list[str]:
+        """The runtime's devices, by their names here: ``node1/cpu:0``, ..."""
         if self.info is None or self.lost:
             return []
-        out = []
-        for local in self.info.devices:
-            kind, _, index = local.partition(":")
-            threads = self.info.torch_threads if kind == "cpu" else 1
-            out.append(RemoteDevice(self.node, kind, int(index), threads))
-        return out
+        return [f"{self.name}/{local}" for local in self.info.devices]
 
-    def mark_lost(self, reason: str) -> None:
+    def mark_lost(self, reason: str) -> bool:
+        """Remember that the runtime is gone (and tell ``on_lost``); True the first time."""
         with self._lock:
-            if self._lost is None:
-                self._lost = reason
+            if self._lost is not None:
+                return False
+            self._lost = reason
+            self._garbage.clear()
+        if self.on_lost is not None:
+            self.on_lost(self)
+        return True
 
-    def _check(self) -> None:
+    def check(self) -> None:
+        """Raise NodeLostError if the runtime is lost."""
         if self._lost is not None:
             raise NodeLostError(self.name, self._lost)
 
@@ -95,81 +111,99 @@ class RemoteNode:
         """Wait for ``ref`` of a call that ran here (and on ``others``, e.g. a move's source)."""
         return _ray.get(ref, what=what, nodes=(self, *others), timeout=timeout, on_lost=_mark_lost)
 
-    # -- submitted calls (return an ObjectRef at once) -------------------------------------------
+    # -- the array layer's calls ------------------------------------------------------------------
 
-    def submit_info(self) -> Any:
-        self._check()
-        return self.actor.info.remote()
+    def discard(self, key: int) -> None:
+        """Free ``key`` on the node: sent with the next call (or by the watcher when idle)."""
+        if self._lost is None:
+            self._garbage.append(key)  # atomic, takes no lock: safe from a finalizer on any thread
 
-    def submit_write(self, key: int, device: str, data: Any) -> Any:
-        self._check()
-        return self.actor.write.remote(key, device, data)
+    def _take_garbage(self) -> tuple[int, ...]:
+        """The freed keys, taken one by one (``popleft`` is atomic: a key discarded meanwhile is kept, not lost)."""
+        garbage = self._garbage
+        taken: list[int] = []
+        while garbage:
+            try:
+                taken.append(garbage.popleft())
+            except IndexError:  # taken by another thread sending to this node
+                break
+        return tuple(taken)
 
-    def submit_run(
-        self,
-        kernel: str | UserFunction,
-        inputs: tuple[int, ...],
-        outputs: tuple[int, ...],
-        device: str,
-        params: dict[str, Any] | None = None,
-        lane: str = "compute",
-    ) -> Any:
-        self._check()
-        return self.actor.run.remote(kernel, tuple(inputs), tuple(outputs), params or {}, device, lane)
+    def submit_apply(self, call: tuple[Any, ...], data: Any = None) -> Any:
+        """Send one call (``arrays/_remote.py``); its ``ObjectRef``."""
+        self.check()
+        garbage = self._take_garbage()
+        if garbage:
+            return self.actor.apply.remote(call, data, garbage)
+        if data is not None:
+            return self.actor.apply.remote(call, data)
+        return self.actor.apply.remote(call)
 
-    def submit_read(self, key: int) -> Any:
-        self._check()
-        return self.actor.read.remote(key)
+    def submit_many(self, calls: list[tuple[Any, ...]]) -> Any:
+        """Send several calls in one Ray call (``apply_many``); its ``ObjectRef``."""
+        self.check()
+        garbage = self._take_garbage()
+        return self.actor.apply_many.remote(calls, garbage) if garbage else self.actor.apply_many.remote(calls)
 
-    def submit_free(self, keys: tuple[int, ...]) -> Any:
-        self._check()
-        return self.actor.free.remote(tuple(keys))
+    def submit(self, call: tuple[Any, ...], complete: Any, on_value: Any = None, data: Any = None) -> None:
+        """Send ``call``; the op completes when the node answers.
 
-    # -- blocking calls --------------------------------------------------------------------------
+        Calls without data go through the watcher, which sends the ones due
+        to one node together -- unless it has nothing to do: then this thread
+        sends the call at once and the watcher only watches it (a chain of
+        dependent ops does not wait for the watcher to wake before each
+        call). An upload is sent from here too (its data is serialized now,
+        on this lane's worker) and only watched.
+        """
+        self.check()
+        watcher = self.watcher
+        assert watcher is not None, "a runtime of a session has a watcher"
+        if data is None and not watcher.idle:
+            watcher.send(self, call, complete, on_value, _what(call, self))
+        else:
+            watcher.watch(self.submit_apply(call, data), complete, on_value, (self,), _what(call, self))
+
+    def submit_move(self, source: RemoteNode, operand: tuple[Any, ...], key: int, device: str, complete: Any) -> None:
+        """Here, ``key`` on ``device`` := ``source``'s operand; the data goes node to node."""
+        self.check()
+        source.check()
+        data = source.submit_apply(("read", operand))
+        ref = self.submit_apply(("write", key, device), data)
+        assert self.watcher is not None, "a runtime of a session has a watcher"
+        self.watcher.watch(ref, complete, None, (self, source), f"copy from {source.name} to {self.name}/{device}")
+
+    def request(self, call: tuple[Any, ...]) -> Any:
+        """Send ``call`` and wait for its answer (a read's data)."""
+        return self.wait(self.submit_apply(call), _what(call, self))
+
+    def flush(self) -> None:
+        """Send the freed keys now, without waiting (the watcher, when idle)."""
+        garbage = self._take_garbage() if self._lost is None else ()
+        if garbage:
+            self.actor.free.remote(garbage)
+
+    # -- control calls ----------------------------------------------------------------------------
 
     def start(self) -> RuntimeInfo:
-        self.info = self.wait(self.submit_info(), "starting the runtime", timeout=self.timeout)
+        self.check()
+        self.info = self.wait(self.actor.info.remote(), "starting the runtime", timeout=self.timeout)
         return self.info
 
-    def write(self, key: int, device: str, data: Any) -> None:
-        self.wait(self.submit_write(key, device, data), f"write[{key}]")
-
-    def run(
-        self,
-        kernel: str | UserFunction,
-        inputs: tuple[int, ...],
-        outputs: tuple[int, ...],
-        device: str,
-        params: dict[str, Any] | None = None,
-        lane: str = "compute",
-    ) -> None:
-        name = kernel if isinstance(kernel, str) else getattr(kernel, "name", "call")
-        self.wait(self.submit_run(kernel, inputs, outputs, device, params, lane), f"{name} on {device}")
-
-    def read(self, key: int) -> Any:
-        return self.wait(self.submit_read(key), f"read[{key}]")
-
-    def free(self, keys: tuple[int, ...]) -> None:
-        self.wait(self.submit_free(keys), "free", timeout=self.timeout)
-
     def keys(self) -> list[int]:
-        self._check()
+        """The keys the node holds (after sending the freed ones)."""
+        self.check()
+        self.wait(self.actor.free.remote(self._take_garbage()), "free", timeout=self.timeout)
         return list(self.wait(self.actor.keys.remote(), "keys", timeout=self.timeout))
+
+
+def _what(call: tuple[Any, ...], node: RemoteNode) -> str:
+    kind = call[0]
+    if kind == "bind":
+        return f"{call[7]} on {node.name}/{call[5]}"
+    if kind == "into":
+        return f"{call[5]} on {node.name}/{call[7]}"
+    return f"{kind} on {node.name}"
 
 
 def _mark_lost(node: RemoteNode, error: NodeLostError) -> None:
     node.mark_lost(error.reason)
-
-
-def submit_move(src: RemoteNode, key: int, dst: RemoteNode, dst_key: int, device: str) -> Any:
-    """Copy ``src``'s ``key`` to ``dst``'s ``dst_key`` on ``device``, node to node; return the ref.
-
-    The data goes from ``src``'s object store to ``dst``'s; the driver holds
-    only the reference.
-    """
-    data = src.submit_read(key)
-    return dst.submit_write(dst_key, device, data)
-
-
-def move(src: RemoteNode, key: int, dst: RemoteNode, dst_key: int, device: str) -> None:
-    dst.wait(submit_move(src, key, dst, dst_key, device), f"copy of {src.name}[{key}] to {dst.name}/{device}", src)

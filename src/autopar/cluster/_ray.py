@@ -102,17 +102,38 @@ def get(
                     f"unreachable (ray status shows the cluster's state)"
                 ) from None
         except exceptions.RayError as error:
-            # A call whose argument came from a dead actor fails with a RayTaskError around the loss.
-            cause = getattr(error, "cause", None) if isinstance(error, exceptions.RayTaskError) else error
-            if isinstance(cause, (exceptions.RayActorError, exceptions.NodeDiedError, exceptions.ObjectLostError,
-                                  exceptions.WorkerCrashedError, exceptions.LocalRayletDiedError)):
-                node, lost = lost_node(cause, nodes, what)
-                if on_lost is not None:
-                    on_lost(node, lost)
-                raise lost from error
-            if isinstance(cause, BaseException) and cause is not error:
-                raise cause from None  # the kernel's own error, with its own type
-            raise
+            mine = mapped(error, nodes, what, on_lost)
+            if mine is error:
+                raise
+            raise mine from (error if isinstance(mine, NodeLostError) else None)
+
+
+def mapped(
+    error: BaseException, nodes: Sequence[Any], what: str, on_lost: Callable[[Any, NodeLostError], None] | None = None
+) -> BaseException:
+    """The error to raise for a Ray error of a call on ``nodes``: autopar's, or the kernel's own.
+
+    A dead actor or node is :class:`NodeLostError` (``on_lost`` is told which
+    node first); a kernel's error comes back with its own type; anything else
+    is returned as it is.
+    """
+    exceptions = sys.modules["ray"].exceptions
+    if not isinstance(error, exceptions.RayError):
+        return error
+    # A call whose argument came from a dead actor fails with a RayTaskError around the loss.
+    cause = getattr(error, "cause", None) if isinstance(error, exceptions.RayTaskError) else error
+    if isinstance(cause, (exceptions.RayActorError, exceptions.NodeDiedError, exceptions.ObjectLostError,
+                          exceptions.WorkerCrashedError, exceptions.LocalRayletDiedError)):
+        node, lost = lost_node(cause, nodes, what)
+        if on_lost is not None:
+            on_lost(node, lost)
+        lost.__cause__ = error
+        return lost
+    if isinstance(cause, BaseException) and cause is not error:
+        cause.__cause__ = None
+        cause.__suppress_context__ = True
+        return cause  # the kernel's own error, with its own type
+    return error
 
 
 def lost_node(error: BaseException, nodes: Sequence[Any], what: str) -> tuple[Any, NodeLostError]:

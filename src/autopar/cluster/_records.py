@@ -29,32 +29,6 @@ class Node:
 
 
 @dataclass(frozen=True, slots=True)
-class RemoteDevice:
-    """A device of a cluster node: ``node0/cpu:0``, ``node1/cuda:0``.
-
-    ``threads`` is the torch intra-op thread count its compute lane uses
-    (CPU devices: the CPUs Ray gives the node; CUDA devices: 1).
-    """
-
-    node: Node
-    kind: str
-    index: int
-    threads: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.node.name}/{self.kind}:{self.index}"
-
-    @property
-    def local_name(self) -> str:
-        """The device's name inside its node's runtime: ``cpu:0``, ``cuda:1``."""
-        return f"{self.kind}:{self.index}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True, slots=True)
 class RuntimeInfo:
     """What a node runtime reports about itself once started."""
 

@@ -6,36 +6,29 @@ the class is importable, and testable, without a cluster.
 
 Design note
 -----------
-The runtime holds the node's tensors by *key* (an int the driver picks) in
-*slots*: a slot is one ``engine.Var`` of the node's own autopar engine and the
-tensor it guards. Every call is coarse -- one kernel, one upload, one read --
-because a Ray call costs about a millisecond:
+The runtime holds the node's arrays by *key* (an int the driver picks), each
+an ordinary autopar array on one of the node's devices, made and used by the
+node's own copy of autopar: its op table, its one dispatcher, its engine with
+the node's lanes. Every call is coarse -- one op, one upload, one read --
+because a Ray call costs about a millisecond. The calls and what they mean
+are the array layer's (``arrays/_remote.py``: ``execute``); this actor is the
+transport's end: it checks that a call names only autopar's ops
+(``_kernels.check``), frees the keys the driver no longer uses (sent along
+with the next call), and runs the call.
 
-| call                                   | what it does on the node                                   |
-|----------------------------------------|------------------------------------------------------------|
-| ``write(key, device, data)``           | store host data (a NumPy array) on ``device``, copy lane   |
-| ``run(kernel, inputs, outputs, ...)``  | one named kernel on keyed inputs, into keyed outputs       |
-| ``read(key)``                          | the value as a NumPy array (to the driver or another node) |
-| ``free(keys)``                         | drop tensors                                               |
-| ``info()`` / ``keys()``                | what the runtime is; which keys it holds                   |
-
-A move between nodes is ``dst.write(key, device, src.read(key))`` with the
-driver holding only the ``ObjectRef``: the data goes from the source node's
-object store to the destination's, never through the driver.
-
-Each call pushes one op onto the node's engine -- on the device's compute
-lane, or its copy lane for ``write``/``read`` -- and returns when the op has
-finished (``engine.wait_for_var`` on what it wrote), so the Ray call's
-completion *is* the op's completion, and an error raised by the kernel comes
-back to the driver with its own type. The actor is threaded
-(``max_concurrency``): calls in flight at once run side by side on the
-node's lanes (a copy beside a product, a CPU op beside a GPU op), and the
-node engine still orders any two calls on one key by their arrival. The
+A call returns when its op has finished on the node (it waits for what the
+op wrote), so the Ray call's answer *is* the op's completion, and an error
+raised by the op comes back to the driver with its own type. The actor is
+threaded (``max_concurrency``): calls in flight at once run side by side on
+the node's lanes (an upload beside a product, a CPU op beside a GPU op); the
 driver's engine is what orders the program (a call is sent once the ops it
-depends on have finished), so arrival order never decides a result. An
-output key that the call does not also read gets a fresh slot (renaming, as
-a CPU renames registers): ops still reading the old tensor keep it, and a
-failure stored on the old slot is not inherited by the new value.
+depends on have finished), so arrival order never decides a result. A small
+op runs on the Ray thread that received it when its lane is idle (the
+dispatcher's inline rule); a large one on the lane's worker.
+
+A move between nodes is ``dst.apply(("write", ...), src.apply(("read", ...)))``
+with the driver holding only the ``ObjectRef``: the data goes from the source
+node's object store to the destination's, never through the driver.
 
 Cores. Ray gives a node ``cpus`` CPUs but does not pin processes; nodes of a
 local test cluster share one machine. The runtime pins its process to
@@ -49,13 +42,13 @@ oversubscribe each other.
 from __future__ import annotations
 
 import os
+import pickle
 import socket
-import threading
-import warnings
 from typing import Any
 
-from autopar.cluster._kernels import UserFunction, lookup
+from autopar.cluster._kernels import check
 from autopar.cluster._records import RuntimeInfo
+from autopar.errors import DeviceError
 
 Key = int
 
@@ -82,14 +75,6 @@ def pin_process(cores: list[int]) -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
-class _Slot:
-    __slots__ = ("var", "tensor")
-
-    def __init__(self, var: Any) -> None:
-        self.var = var
-        self.tensor: Any = None
-
-
 class NodeRuntime:
     """The autopar runtime of one node (the body of its Ray actor)."""
 
@@ -100,14 +85,14 @@ class NodeRuntime:
         import torch
 
         from autopar import devices, engine
+        from autopar.arrays import _remote
 
         torch.set_num_threads(len(self._cores))
         engine.set_engine("threaded")
         engine.set_cpu_devices(1)
-        self._engine = engine
+        self._start = _remote.start
         self._devices = [devices.cpu(0)] + [devices.gpu(i) for i in range(devices.num_gpus())]
-        self._slots: dict[Key, _Slot] = {}
-        self._lock = threading.Lock()
+        self._slots: dict[Key, Any] = {}
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -128,129 +113,71 @@ class NodeRuntime:
             autopar_version=autopar.__version__,
         )
 
-    def write(self, key: Key, device: str, data: Any) -> None:
-        """Store ``data`` (a NumPy array or tensor) under ``key`` on ``device``."""
-        import numpy as np
-        import torch
+    def apply(self, call: tuple[Any, ...], data: Any = None, garbage: tuple[Key, ...] = ()) -> Any:
+        """Run one call (``arrays/_remote.py``) after freeing ``garbage``; return its answer."""
+        if garbage:
+            self.free(garbage)
+        check(call)
+        try:
+            return self._start(call, self._slots, data)()
+        except Exception as error:  # noqa: BLE001 - sent back as the op's own error
+            raise self._here(error) from None
 
-        dev = self._device(device, "write")
-        slot = self._fresh_slot(key)
+    def apply_many(self, calls: list[tuple[Any, ...]], garbage: tuple[Key, ...] = ()) -> list[tuple[Any, Any]]:
+        """Run calls the driver sent together: start them all, then wait for each.
 
-        def upload() -> None:
-            with warnings.catch_warnings():
-                # Data from the object store is read-only; it is copied below, never written.
-                warnings.simplefilter("ignore", UserWarning)
-                host = torch.from_numpy(data) if isinstance(data, np.ndarray) else data
-            slot.tensor = host.to(dev.torch_device, copy=True).contiguous()
+        Returns ``(error, answer)`` per call, in order (``error`` None when it
+        succeeded): one call's failure is its own. The driver sends calls
+        together only when all were ready at once, so none waits for another.
+        """
+        if garbage:
+            self.free(garbage)
+        waits: list[Any] = []
+        for call in calls:
+            try:
+                check(call)
+                waits.append(self._start(call, self._slots))
+            except Exception as error:  # noqa: BLE001 - this call's failure, sent back with it
+                waits.append(error)
+        out: list[tuple[Any, Any]] = []
+        for wait in waits:
+            if isinstance(wait, Exception):
+                out.append((_sendable(self._here(wait)), None))
+                continue
+            try:
+                out.append((None, wait()))
+            except Exception as error:  # noqa: BLE001
+                out.append((_sendable(self._here(error)), None))
+        return out
 
-        lane = "copy_h2d" if dev.kind == "cuda" else "copy"
-        self._push_and_wait(upload, (), (slot,), dev, f"write[{key}]", lane)
+    def _here(self, error: Exception) -> Exception:
+        """The error as the driver should see it.
 
-    def run(
-        self,
-        kernel: str | UserFunction,
-        inputs: tuple[Key, ...],
-        outputs: tuple[Key, ...],
-        params: dict[str, Any],
-        device: str,
-        lane: str = "compute",
-    ) -> None:
-        """Run one kernel on the tensors under ``inputs``; store its results under ``outputs``."""
-        import torch
-
-        spec = lookup(kernel)
-        if spec.inplace and (not inputs or tuple(outputs) != tuple(inputs[:1])):
-            raise ValueError(
-                f"kernel {spec.name!r} updates its first input in place: its outputs must be "
-                f"({inputs[0] if inputs else 'an input'},), not {outputs}"
-            )
-        dev = self._device(device, spec.name)
-        in_slots = tuple(self._slot(k) for k in inputs)
-        out_slots = tuple(self._slot(k) if k in inputs else self._fresh_slot(k) for k in outputs)
-        extra = {"device": dev.torch_device} if spec.creates else {}
-
-        def compute() -> None:
-            result = spec.fn(*(s.tensor for s in in_slots), **params, **extra)
-            if spec.inplace:
-                return
-            results = result if isinstance(result, tuple) else (result,)
-            if not all(isinstance(t, torch.Tensor) for t in results):
-                raise TypeError(
-                    f"kernel {spec.name!r} returned {type(result).__name__}; expected a torch tensor, or a tuple "
-                    f"of one per output key"
-                )
-            if len(results) != len(out_slots):
-                raise ValueError(
-                    f"kernel {spec.name!r} returned {len(results)} tensor(s) for {len(out_slots)} output key(s)"
-                )
-            for slot, tensor in zip(out_slots, results):
-                slot.tensor = tensor if tensor.is_contiguous() else tensor.contiguous()
-
-        self._push_and_wait(compute, in_slots, out_slots, dev, spec.name, lane)
-
-    def read(self, key: Key) -> Any:
-        """The value under ``key``: a NumPy array (a CPU tensor where NumPy has no such dtype)."""
-        import torch
-
-        slot = self._slot(key)
-        self._engine.wait_for_var(slot.var)
-        tensor = slot.tensor.detach()
-        if tensor.is_cuda:
-            tensor = tensor.cpu()
-        if tensor.dtype in (torch.bfloat16,):
-            return tensor.clone()
-        return tensor.numpy()
+        A failed op's error as the op raised it (the node's engine re-raises it
+        naming the op on ``cpu:0``; the driver's engine names it on
+        ``node1/cpu:0``); a DeviceError naming the node (``cuda:0 does not
+        exist`` means there); others as they are.
+        """
+        cause = error.__cause__
+        if isinstance(cause, Exception) and type(cause) is type(error) and "[in autopar operation" in str(error):
+            error = cause
+        if isinstance(error, DeviceError):
+            return DeviceError(f"on node {self._node} (devices: {', '.join(str(d) for d in self._devices)}): {error}")
+        return error
 
     def free(self, keys: tuple[Key, ...]) -> None:
-        with self._lock:
-            for key in keys:
-                self._slots.pop(key, None)
+        slots = self._slots
+        for key in keys:
+            slots.pop(key, None)
 
     def keys(self) -> list[Key]:
-        with self._lock:
-            return sorted(self._slots)
+        return sorted(self._slots)
 
-    # -- helpers -------------------------------------------------------------------------
 
-    def _device(self, name: str, call: str) -> Any:
-        from autopar.devices import Device
-        from autopar.errors import DeviceError
-
-        try:
-            dev = Device(name)
-        except DeviceError:
-            dev = None
-        if dev is None or dev not in self._devices:
-            raise DeviceError(
-                f"{call} on {self._node}/{name}: no such device; node {self._node} has "
-                f"{', '.join(f'{self._node}/{d}' for d in self._devices)}"
-            )
-        return dev
-
-    def _slot(self, key: Key) -> _Slot:
-        with self._lock:
-            slot = self._slots.get(key)
-        if slot is None:
-            raise KeyError(f"node {self._node} holds no data under key {key}")
-        return slot
-
-    def _fresh_slot(self, key: Key) -> _Slot:
-        """A new slot for ``key``, replacing any old one: the output of a call that does not read it.
-
-        Renaming instead of overwriting: ops still reading the old tensor keep
-        it, the new value waits for none of them, and a failure stored on the
-        old slot is not inherited.
-        """
-        slot = _Slot(self._engine.Var(f"{self._node}[{key}]"))
-        with self._lock:
-            self._slots[key] = slot
-        return slot
-
-    def _push_and_wait(
-        self, fn: Any, reads: tuple[_Slot, ...], writes: tuple[_Slot, ...], device: Any, name: str, lane: str
-    ) -> None:
-        engine = self._engine
-        engine.push(fn, reads=[s.var for s in reads], writes=[s.var for s in writes], device=device, name=name,
-                    lane=lane)
-        for slot in writes:
-            engine.wait_for_var(slot.var)
+def _sendable(error: Exception) -> Exception:
+    """``error`` if it pickles (to go back to the driver), else a RuntimeError with its type and message."""
+    try:
+        pickle.dumps(error)
+    except Exception:  # noqa: BLE001 - an exception class that cannot be rebuilt
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error

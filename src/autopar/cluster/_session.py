@@ -33,7 +33,9 @@ from typing import Any
 
 from autopar.cluster import _local, _ray
 from autopar.cluster._node import RemoteNode, start_runtime
-from autopar.cluster._records import Node, RemoteDevice, core_offsets, is_loopback, split_host
+from autopar.cluster._records import Node, core_offsets, is_loopback, split_host
+from autopar.cluster._watch import Watcher
+from autopar.devices import Device
 from autopar.errors import ClusterError
 
 _lock = threading.RLock()
@@ -51,9 +53,15 @@ class Session:
     timeout: float
     nodes: dict[str, RemoteNode] = field(default_factory=dict)  # by name, in naming order
     names: dict[str, str] = field(default_factory=dict)  # Ray node id -> name
+    watcher: Watcher | None = None  # completes remote ops (_watch.py); started at connect
 
     def live(self) -> list[RemoteNode]:
         return [n for n in self.nodes.values() if not n.lost and n.info is not None]
+
+    def flush(self) -> None:
+        """Send every runtime's freed keys (the watcher's idle chore)."""
+        for handle in list(self.nodes.values()):
+            handle.flush()
 
 
 # -- public calls (re-exported by autopar.cluster) ----------------------------------------------
@@ -67,7 +75,7 @@ def connect(
     object_store_memory: int | None = None,
     dashboard: bool = False,
     timeout: float = 60.0,
-) -> list[RemoteDevice]:
+) -> list[Device]:
     """Join a Ray cluster and start autopar's runtime on each of its nodes; return their devices.
 
     ``address``: ``None`` starts a local cluster bound to 127.0.0.1 (with
@@ -116,11 +124,13 @@ def connect(
         _session = session
         try:
             _check_addresses(ray, session)
+            session.watcher = Watcher(_mark_lost, session.flush)
             _start_runtimes(session)
         except BaseException:
             _session = None
             _leave(ray, session)
             raise
+        _register(session)
         _register_atexit()
         return _devices(session)
 
@@ -134,6 +144,7 @@ def disconnect() -> None:
     with _lock:
         session, _session = _session, None
     if session is not None:
+        _unregister()
         _leave(sys.modules["ray"], session)
 
 
@@ -141,8 +152,8 @@ def is_connected() -> bool:
     return _session is not None
 
 
-def devices() -> list[RemoteDevice]:
-    """Every device of every node whose runtime is running: ``node0/cpu:0``, ..."""
+def devices() -> list[Device]:
+    """Every device of every node whose runtime is running: ``node0/cpu:0``, ... (``autopar.Device``s)."""
     return _devices(current())
 
 
@@ -215,7 +226,30 @@ def _join(
     return session
 
 
+def _register(session: Session) -> None:
+    """Make the session's devices and arrays known below (``_devices.py``)."""
+    from autopar.arrays import _remote
+    from autopar.cluster import _devices as registered
+    from autopar.devices import _device
+
+    _device.set_remote_resolver(registered.resolve)
+    _remote.set_backend(registered.ArraysBackend())
+
+
+def _unregister() -> None:
+    from autopar.devices import _device
+
+    _device.set_remote_resolver(None)
+    if "autopar.arrays._remote" in sys.modules:
+        sys.modules["autopar.arrays._remote"].set_backend(None)
+
+
 def _leave(ray: Any, session: Session) -> None:
+    for handle in session.nodes.values():
+        handle.on_lost = None  # leaving is not losing: the arrays there are not failed, only unreadable
+        handle.mark_lost("disconnected (autopar.cluster.disconnect)")
+    if session.watcher is not None:
+        session.watcher.stop("disconnect")
     for handle in session.nodes.values():
         try:
             ray.kill(handle.actor)
@@ -232,8 +266,25 @@ def _leave(ray: Any, session: Session) -> None:
 def _register_atexit() -> None:
     global _atexit_registered
     if not _atexit_registered:
-        atexit.register(disconnect)  # registered after Ray's own handler, so it runs first
+        atexit.register(_disconnect_at_exit)  # registered after Ray's own handler, so it runs first
         _atexit_registered = True
+
+
+def _disconnect_at_exit() -> None:
+    """Let pending work finish first (the engine's exit timeout), then leave the cluster."""
+    if _session is None:
+        return
+    from autopar import _config, engine
+
+    try:
+        timeout = _config.exit_timeout()
+    except ValueError:
+        timeout = _config.DEFAULT_EXIT_TIMEOUT
+    try:
+        engine.current_engine().drain(timeout)
+    except BaseException:  # noqa: BLE001 - leave anyway; the engine's own exit handler reports
+        pass
+    disconnect()
 
 
 # -- what Ray reports ----------------------------------------------------------------------------
@@ -315,12 +366,23 @@ def _start_runtimes(session: Session) -> None:
         running = session.nodes.get(record.name)
         if running is not None and not running.lost and running.info is not None:
             continue
-        handle = RemoteNode(record, start_runtime(record, offsets[record.node_id]), session.timeout)
+        handle = RemoteNode(record, start_runtime(record, offsets[record.node_id]), session.timeout, session.watcher)
+        handle.on_lost = _fail_held
         session.nodes[record.name] = handle
         started.append(handle)
     for handle in started:
         handle.start()
 
 
-def _devices(session: Session) -> list[RemoteDevice]:
-    return [d for handle in session.live() for d in handle.devices]
+def _devices(session: Session) -> list[Device]:
+    return [Device(d) for handle in session.live() for d in handle.devices]
+
+
+def _mark_lost(node: RemoteNode, error: Any) -> None:
+    node.mark_lost(error.reason)
+
+
+def _fail_held(node: RemoteNode) -> None:
+    from autopar.cluster._devices import fail_held
+
+    fail_held(node)

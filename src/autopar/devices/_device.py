@@ -1,10 +1,20 @@
-"""Device names, parsing, and how the cores are split between CPU devices."""
+"""Device names, parsing, and how the cores are split between CPU devices.
+
+Remote devices. A device of a cluster node is named ``<node>/<kind>:<i>``
+(``node1/cpu:0``, ``node1/cuda:0``): :attr:`Device.node` is the node's name,
+``None`` for this process's own devices. ``Device("cpu:0")`` and
+``Device("node0/cpu:0")`` differ even when the driver runs on node0: they are
+different processes' memory. Whether a remote device exists is for the
+cluster session to say; this layer never imports it (imports go downward):
+the session registers a resolver (:func:`set_remote_resolver`) at connect.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from autopar import _config
@@ -15,7 +25,17 @@ _KIND_ALIASES = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "sim": "sim"}
 _lock = threading.Lock()
 _cpu_devices: int | None = None  # read from AUTOPAR_CPU_DEVICES on first use
 _sim_devices = 0  # simulated stream devices, for tests of stream lanes
-_interned: dict[tuple[str, int], "Device"] = {}
+_interned: dict[tuple[str | None, str, int], "Device"] = {}
+
+# The cluster session's answer to "does node/kind:index exist?": None if it does, else why not.
+RemoteResolver = Callable[[str, str, int], "str | None"]
+_remote_resolver: RemoteResolver | None = None
+
+
+def set_remote_resolver(resolver: RemoteResolver | None) -> None:
+    """Let the cluster session say which remote devices exist (``None``: not connected)."""
+    global _remote_resolver
+    _remote_resolver = resolver
 
 
 def _machine_cores() -> int:
@@ -83,28 +103,30 @@ def num_gpus() -> int:
 
 
 class Device:
-    """A device: ``cpu:i`` or ``cuda:i``.
+    """A device: ``cpu:i`` or ``cuda:i``, or a cluster node's ``node1/cpu:i``.
 
     ``Device("cuda:1")`` parses ``"cpu"``, ``"cpu:1"``, ``"gpu:0"``, ``"cuda:0"``,
-    a ``torch.device`` or another ``Device``. Devices compare equal by kind and
-    index and print as ``cpu:0``. Naming a device that does not exist raises
-    :class:`~autopar.DeviceError`.
+    ``"node1/cpu:0"``, a ``torch.device`` or another ``Device``. Devices compare
+    equal by node, kind and index and print as ``cpu:0`` (``node1/cpu:0``).
+    Naming a device that does not exist raises :class:`~autopar.DeviceError`.
     """
 
-    __slots__ = ("kind", "index")
+    __slots__ = ("kind", "index", "node")
     kind: str
     index: int
+    node: str | None  # the cluster node holding it; None: this process
 
     def __new__(cls, spec: Any = "cpu", index: int | None = None) -> "Device":
         if isinstance(spec, Device) and index is None:
             return spec
-        kind, idx = _parse(spec, index)
-        key = (kind, idx)
+        node, kind, idx = _parse(spec, index)
+        key = (node, kind, idx)
         device = _interned.get(key)
         if device is None:
             device = object.__new__(cls)
             object.__setattr__(device, "kind", kind)
             object.__setattr__(device, "index", idx)
+            object.__setattr__(device, "node", node)
             device = _interned.setdefault(key, device)
         device.check_exists()
         return device
@@ -119,7 +141,7 @@ class Device:
         if self is other:
             return True
         if isinstance(other, Device):
-            return self.kind == other.kind and self.index == other.index
+            return self.kind == other.kind and self.index == other.index and self.node == other.node
         return NotImplemented
 
     # Devices are interned (``__new__``, ``__reduce__``): equal devices are the same
@@ -128,9 +150,25 @@ class Device:
     __hash__ = object.__hash__
 
     def __str__(self) -> str:
+        if self.node is not None:
+            return f"{self.node}/{self.kind}:{self.index}"
         return f"{self.kind}:{self.index}"
 
     __repr__ = __str__
+
+    @property
+    def local_name(self) -> str:
+        """The device's name in the process that holds it: ``cpu:0`` for ``node1/cpu:0`` too."""
+        return f"{self.kind}:{self.index}"
+
+    @property
+    def torch_name(self) -> str:
+        """torch's name of the device in the process that holds it: ``"cpu"`` or ``"cuda:1"``."""
+        return f"cuda:{self.index}" if self.kind == "cuda" else "cpu"
+
+    @property
+    def is_remote(self) -> bool:
+        return self.node is not None
 
     @property
     def is_cuda(self) -> bool:
@@ -138,19 +176,33 @@ class Device:
 
     @property
     def has_streams(self) -> bool:
-        """True when this device's lanes issue onto streams (CUDA, simulated)."""
-        return self.kind != "cpu"
+        """True when this device's lanes issue onto streams here (CUDA, simulated; not a remote device)."""
+        return self.kind != "cpu" and self.node is None
 
     @property
     def torch_device(self) -> Any:
-        """The matching ``torch.device`` (all CPU devices share torch's ``cpu``)."""
+        """The matching ``torch.device`` (all CPU devices share torch's ``cpu``).
+
+        A remote device has none here: its data lives in another process.
+        """
+        if self.node is not None:
+            raise DeviceError(
+                f"device {self}: its data lives on node {self.node}, not in this process; read it with "
+                f"x.numpy(), or copy it here with x.to('cpu')"
+            )
         import torch
 
         return torch.device("cuda", self.index) if self.kind == "cuda" else torch.device("cpu")
 
     def check_exists(self) -> None:
         """Raise :class:`DeviceError` unless this device exists now."""
-        if self.kind == "cpu":
+        if self.node is not None:
+            resolver = _remote_resolver
+            why = ("no cluster is connected; call autopar.cluster.connect(address) first"
+                   if resolver is None else resolver(self.node, self.kind, self.index))
+            if why is not None:
+                raise DeviceError(f"device {self} does not exist: {why}")
+        elif self.kind == "cpu":
             n = cpu_device_count()
             if self.index >= n:
                 have = ", ".join(f"cpu:{i}" for i in range(n))
@@ -187,30 +239,41 @@ class Device:
                 )
 
 
-def _parse(spec: Any, index: int | None) -> tuple[str, int]:
+def _parse(spec: Any, index: int | None) -> tuple[str | None, str, int]:
     if type(spec).__name__ == "device" and type(spec).__module__ == "torch":
         kind, idx = spec.type, spec.index
         if kind not in ("cpu", "cuda"):
             raise DeviceError(f"torch device {spec}: autopar runs on 'cpu' and 'cuda' devices only")
-        return kind, (idx or 0) if index is None else index
+        return None, kind, (idx or 0) if index is None else index
     if not isinstance(spec, str):
         raise DeviceError(
             f"cannot make a device from {spec!r}: expected a string like 'cpu', 'cpu:1', 'cuda:0', "
-            f"a torch.device or an autopar.Device"
+            f"'node1/cpu:0', a torch.device or an autopar.Device"
         )
     text = spec.strip().lower()
+    node, slash, text = text.rpartition("/")
+    if slash and not _is_node_name(node):
+        raise DeviceError(
+            f"cannot parse device {spec!r}: a remote device is '<node>/<kind>:<i>', like 'node1/cpu:0', "
+            f"where <node> is a node name from autopar.cluster.nodes()"
+        )
     name, sep, num = text.partition(":")
     kind = _KIND_ALIASES.get(name)
-    if kind is None or (sep and not num.isdigit()):
+    if kind is None or (sep and not num.isdigit()) or (slash and kind == "sim"):
         raise DeviceError(
-            f"cannot parse device {spec!r}: expected 'cpu', 'cpu:<i>', 'gpu:<i>' or 'cuda:<i>'"
+            f"cannot parse device {spec!r}: expected 'cpu', 'cpu:<i>', 'gpu:<i>' or 'cuda:<i>', "
+            f"or '<node>/' before one of them for a cluster node's device"
         )
     if sep and index is not None:
         raise DeviceError(f"device {spec!r} already names an index; do not pass index={index} too")
     idx = int(num) if sep else (0 if index is None else index)
     if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
         raise DeviceError(f"device index {idx!r}: expected a whole number >= 0")
-    return kind, idx
+    return (node if slash else None), kind, idx
+
+
+def _is_node_name(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_." for c in name)
 
 
 def cpu(i: int = 0) -> Device:

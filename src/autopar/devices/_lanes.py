@@ -20,13 +20,16 @@ class LaneSpec:
 
     ``threads`` is the torch intra-op thread count its worker uses (host
     lanes); ``make_stream`` builds the lane's stream for stream lanes, and is
-    ``None`` for host lanes.
+    ``None`` for host lanes. ``remote``: a lane of a cluster node's device,
+    whose worker here only submits work to the node (its ops complete later,
+    through ``engine.push_async``); the node's own lanes run it.
     """
 
     device: Device
     name: str
     threads: int
     make_stream: Callable[[], Any] | None = None
+    remote: bool = False
 
     @property
     def is_stream_lane(self) -> bool:
@@ -55,8 +58,16 @@ def _sim_stream_factory(name: str) -> Callable[[], Any]:
 
 
 def lane_specs(device: Device) -> dict[str, LaneSpec]:
-    """The lanes of ``device``, by name (raises DeviceError if it no longer exists)."""
+    """The lanes of ``device``, by name (raises DeviceError if it no longer exists).
+
+    A remote device has the lanes of the same kind of device here, as host
+    lanes that only submit (``LaneSpec.remote``): the copy routing of the
+    array layer is the same for both.
+    """
     device.check_exists()
+    if device.node is not None:
+        names = (COMPUTE, COPY) if device.kind == "cpu" else (COMPUTE, COPY_H2D, COPY_D2H)
+        return {name: LaneSpec(device, name, 1, None, True) for name in names}
     if device.kind == "cpu":
         return {
             COMPUTE: LaneSpec(device, COMPUTE, cpu_threads(device.index)),

@@ -17,7 +17,10 @@ run side by side instead of oversubscribing each other.
 
 A stream lane's worker makes the lane's stream current for good (its kernels
 queue there) and closes the stream when it stops; its :class:`Watcher`
-finishes the ops it issued when their events complete.
+finishes the ops it issued when their events complete. A remote device's
+lane (``LaneSpec.remote``) is a host lane whose ops are ``push_async`` ones:
+the worker only submits each to the node, and the cluster's watcher
+completes it.
 
 Threads never die silently: an error in the engine's own bookkeeping fails
 the op concerned (``engine.internal_fault``) and the worker goes on.
@@ -68,7 +71,7 @@ class Lane:
         self.running: Op | None = None
         self.stream: Any = spec.make_stream() if spec.make_stream is not None else None
         self.watcher = Watcher(engine, str(spec)) if self.stream is not None or not worker else None
-        self._threads_set = spec.make_stream is not None
+        self._threads_set = spec.make_stream is not None or spec.remote  # a remote lane only submits
         self.thread: threading.Thread | None = None
         if worker:
             self.thread = threading.Thread(target=self._work, name=f"autopar-{spec}", daemon=True)
