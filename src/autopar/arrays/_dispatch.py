@@ -216,6 +216,15 @@ def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: s
 
         push(run_pair, (source.var, other.var), (out.var,), first.device, name or entry.name, "compute", p.small)
         return result
+    if p.numbers_as_tensors:  # the same number object again: its 0-d tensor (_plan's note)
+        seen = p.number
+        if seen is None or seen[0] is not second:
+            p.number = (second, None)
+        elif seen[1] is not None:
+            second = seen[1]
+        else:  # as torch wraps a number (int64, float64, complex128, bool), cast to the kernel dtype
+            second = torch.tensor(second).to(kd)
+            p.number = (seen[0], second)
 
     def run() -> None:
         t: Any = source.tensor
