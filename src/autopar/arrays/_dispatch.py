@@ -43,6 +43,7 @@ result (SPEC §2): such calls block.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -202,19 +203,9 @@ def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: s
     source, out = first._storage, result._storage
     kernel, kd, out_t = entry.kernel, p.kernel_dtypes[0], out.dtype.torch
     if type(second) is _array.NDArray:
-        other, kd2 = second._storage, p.kernel_dtypes[1]
-
-        def run_pair() -> None:
-            t: Any = source.tensor
-            u: Any = other.tensor
-            if t.dtype is not kd:
-                t = t.to(kd)
-            if u.dtype is not kd2:
-                u = u.to(kd2)
-            r = kernel(t, u)
-            out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-        push(run_pair, (source.var, other.var), (out.var,), first.device, name or entry.name, "compute", p.small)
+        other = second._storage
+        run = partial(_run_pair, kernel, source, kd, other, p.kernel_dtypes[1], out, out_t)
+        push(run, (source.var, other.var), (out.var,), first.device, name or entry.name, "compute", p.small)
         return result
     if p.numbers_as_tensors:  # the same number object again: its 0-d tensor (_plan's note)
         seen = p.number
@@ -225,16 +216,34 @@ def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: s
         else:  # as torch wraps a number (int64, float64, complex128, bool), cast to the kernel dtype
             second = torch.tensor(second).to(kd)
             p.number = (seen[0], second)
-
-    def run() -> None:
-        t: Any = source.tensor
-        if t.dtype is not kd:
-            t = t.to(kd)
-        r = kernel(t, second)
-        out.tensor = r if r.dtype is out_t else r.to(out_t)
-
+    run = partial(_run_number, kernel, source, kd, second, out, out_t)
     push(run, (source.var,), (out.var,), first.device, name or entry.name, "compute", p.small)
     return result
+
+
+# The engine ops of _array_and_number: module functions bound with functools.partial, which costs about
+# half of what a closure over six values does (one object, no cells).
+
+
+def _run_number(kernel: Any, source: _views.Storage, kd: torch.dtype, number: Any, out: _views.Storage,
+                out_t: torch.dtype) -> None:  # fmt: skip
+    t: Any = source.tensor
+    if t.dtype is not kd:
+        t = t.to(kd)
+    r = kernel(t, number)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def _run_pair(kernel: Any, source: _views.Storage, kd: torch.dtype, other: _views.Storage, kd2: torch.dtype,
+              out: _views.Storage, out_t: torch.dtype) -> None:  # fmt: skip
+    t: Any = source.tensor
+    u: Any = other.tensor
+    if t.dtype is not kd:
+        t = t.to(kd)
+    if u.dtype is not kd2:
+        u = u.to(kd2)
+    r = kernel(t, u)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
