@@ -2,8 +2,8 @@
 written with autopar and with torch (the oracle: torch autograd on torch's own spelling).
 
 A case is ``Case(draw_inputs, ours, theirs)``: ``draw_inputs(data)`` draws the float64
-inputs that require grad; ``ours(*arrays)`` and ``theirs(*tensors)`` return a result or a
-tuple of them. ``test_gradients.py`` checks that ``ours`` records the entry the case is named
+inputs that require grad, or ``(inputs, keywords)`` when the case draws arguments too;
+``ours(*arrays, **keywords)`` and ``theirs(*tensors, **keywords)`` return a result or a tuple of them. ``test_gradients.py`` checks that ``ours`` records the entry the case is named
 after, and that every differentiable entry has a case.
 """
 
@@ -35,7 +35,7 @@ def values(data: Any, shape: Any, lo: float = -2.0, hi: float = 2.0, complex_: b
 
 @dataclass
 class Case:
-    draw: Callable[[Any], list[np.ndarray]]
+    draw: Callable[[Any], Any]  # the inputs, or (the inputs, keywords for both spellings)
     ours: Callable[..., Any]
     theirs: Callable[..., Any]
 
@@ -130,23 +130,53 @@ CASES["mean"] = reduction(ap.mean, torch.mean)
 CASES["max"] = reduction(ap.max, torch.amax)
 CASES["min"] = reduction(ap.min, torch.amin)
 CASES["logsumexp"] = reduction(ap.logsumexp, torch.logsumexp)
-CASES["var"] = Case(fixed((3, 4)), lambda x: ap.var(x, axis=0, correction=1), lambda t: torch.var(t, dim=0, correction=1))
-CASES["std"] = Case(fixed((3, 4)), lambda x: ap.std(x, axis=1), lambda t: torch.std(t, dim=1, correction=0))
-CASES["cumulative_sum"] = Case(fixed((3, 4)), lambda x: ap.cumulative_sum(x, axis=1), lambda t: torch.cumsum(t, 1))
-CASES["cumulative_prod"] = Case(fixed((3, 4), lo=0.5, hi=1.5), lambda x: ap.cumulative_prod(x, axis=0),
-                                lambda t: torch.cumprod(t, 0))  # fmt: skip
+def along_an_axis(lo: float = -2.0, hi: float = 2.0, min_side: int = 1) -> Callable[[Any], Any]:
+    """An array of 1 to 3 dimensions and an axis of it (the keyword ``axis``)."""
 
-# -- products ---------------------------------------------------------------------------------------------
+    def draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+        shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=min_side, max_side=4))
+        return [values(data, shape, lo, hi)], {"axis": data.draw(st.integers(0, len(shape) - 1), label="axis")}
 
-CASES["matmul"] = Case(fixed((2, 3, 4), (4, 5)), ap.matmul, torch.matmul)
-CASES["mm"] = Case(fixed((3, 4), (4, 2)), ap.mm, torch.mm)
-CASES["dot"] = Case(fixed((4,), (4,)), ap.dot, torch.dot)
+    return draw
+
+
+CASES["var"] = Case(along_an_axis(min_side=2), lambda x, axis: ap.var(x, axis=axis, correction=1),
+                    lambda t, axis: torch.var(t, dim=axis, correction=1))  # fmt: skip
+CASES["std"] = Case(along_an_axis(min_side=2), lambda x, axis: ap.std(x, axis=axis), lambda t, axis: torch.std(t, dim=axis, correction=0))
+CASES["cumulative_sum"] = Case(along_an_axis(), lambda x, axis: ap.cumulative_sum(x, axis=axis), lambda t, axis: torch.cumsum(t, axis))
+CASES["cumulative_prod"] = Case(along_an_axis(0.5, 1.5), lambda x, axis: ap.cumulative_prod(x, axis=axis),
+                                lambda t, axis: torch.cumprod(t, axis))  # fmt: skip
+
+# -- products (drawn sizes; the inner dimensions agree) ----------------------------------------------------
+
+_side = st.integers(1, 4)
+
+
+def _matmul_draw(data: Any) -> list[np.ndarray]:
+    batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    n, k, m = data.draw(_side), data.draw(_side), data.draw(_side)
+    return [values(data, (*batch, n, k)), values(data, (k, m))]
+
+
+def _sizes(*pattern: str) -> Callable[[Any], list[np.ndarray]]:
+    """Shapes from letters, one drawn size per letter: ``_sizes("nk", "km")``."""
+
+    def draw(data: Any) -> list[np.ndarray]:
+        size = {c: data.draw(_side, label=c) for c in sorted(set("".join(pattern)))}
+        return [values(data, tuple(size[c] for c in p)) for p in pattern]
+
+    return draw
+
+
+CASES["matmul"] = Case(_matmul_draw, ap.matmul, torch.matmul)
+CASES["mm"] = Case(_sizes("nk", "km"), ap.mm, torch.mm)
+CASES["dot"] = Case(_sizes("k", "k"), ap.dot, torch.dot)
 CASES["vecdot"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
 CASES["tensordot"] = Case(fixed((2, 3, 4), (3, 4, 2)), lambda a, b: ap.tensordot(a, b, axes=2),
                           lambda a, b: torch.tensordot(a, b, dims=2))  # fmt: skip
-CASES["outer"] = Case(fixed((3,), (4,)), ap.outer, torch.outer)
-CASES["inner"] = Case(fixed((2, 3), (4, 3)), ap.inner, torch.inner)
-CASES["kron"] = Case(fixed((2, 2), (3, 2)), ap.kron, torch.kron)
+CASES["outer"] = Case(_sizes("n", "m"), ap.outer, torch.outer)
+CASES["inner"] = Case(_sizes("nk", "mk"), ap.inner, torch.inner)
+CASES["kron"] = Case(_sizes("ab", "cd"), ap.kron, torch.kron)
 CASES["cross"] = Case(fixed((2, 3), (2, 3)), ap.cross, lambda a, b: torch.linalg.cross(a, b))
 CASES["einsum"] = Case(fixed((2, 3), (3, 4)), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
 CASES["trace"] = Case(fixed((3, 4)), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
@@ -228,25 +258,88 @@ CASES["linalg.matrix_norm"] = Case(fixed((3, 4)), ap.linalg.matrix_norm, torch.l
 
 # -- softmax and the nn ops -----------------------------------------------------------------------------------------
 
-CASES["softmax"] = Case(fixed((3, 4)), lambda x: F.softmax(x, dim=0), lambda x: torch.softmax(x, 0))
-CASES["log_softmax"] = Case(fixed((3, 4)), lambda x: ap.npx.log_softmax(x), lambda x: torch.log_softmax(x, -1))
-CASES["conv2d"] = Case(fixed((2, 3, 7, 6), (4, 3, 3, 2), (4,)), lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1),
-                       lambda x, w, b: TF.conv2d(x, w, b, stride=(2, 1), padding=1))  # fmt: skip
-CASES["max_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
-                           lambda x: TF.max_pool2d(x, 3, stride=2, padding=1))  # fmt: skip
-CASES["avg_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.avg_pool2d(x, 2), lambda x: TF.avg_pool2d(x, 2))
-CASES["adaptive_avg_pool2d"] = Case(fixed((2, 3, 6, 5)), lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
-                                    lambda x: TF.adaptive_avg_pool2d(x, (2, 3)))  # fmt: skip
-CASES["linear"] = Case(fixed((5, 4), (3, 4), (3,)), F.linear, TF.linear)
-_CLASSES, _WEIGHTS = [0, 3, 1, 1, 2], [0.5, 1.0, 2.0, 1.5]  # the class weights are constants (torch: not differentiable)
-CASES["cross_entropy"] = Case(fixed((5, 4)), lambda x: F.cross_entropy(x, ap.asarray(_CLASSES), ap.asarray(_WEIGHTS), label_smoothing=0.1),
-                              lambda x: TF.cross_entropy(x, torch.tensor(_CLASSES), torch.tensor(_WEIGHTS, dtype=torch.float64),
-                                                         label_smoothing=0.1))  # fmt: skip
-CASES["batch_norm"] = Case(fixed((4, 3, 2, 2), (3,), (3,)),
-                           lambda x, w, b: F.batch_norm(x, ap.zeros(3, dtype="float64"), ap.ones(3, dtype="float64"), w, b,
-                                                        training=True),
-                           lambda x, w, b: TF.batch_norm(x, torch.zeros(3, dtype=torch.float64),
-                                                         torch.ones(3, dtype=torch.float64), w, b, training=True))  # fmt: skip
+# The nn ops draw their shapes and arguments too: ``draw`` returns ``(inputs, keywords)``, and both spellings get
+# the keywords. Shapes are drawn so that the op is defined (a kernel no larger than the padded input, ...).
+_ints = st.integers
+
+
+def _softmax_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    return [values(data, shape)], {"dim": data.draw(_ints(-len(shape), len(shape) - 1), label="dim")}
+
+
+CASES["softmax"] = Case(_softmax_draw, lambda x, dim: F.softmax(x, dim=dim), lambda x, dim: torch.softmax(x, dim))
+CASES["log_softmax"] = Case(_softmax_draw, lambda x, dim: ap.npx.log_softmax(x, axis=dim), lambda x, dim: torch.log_softmax(x, dim))
+
+
+def _conv_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    n, cin, cout = data.draw(_ints(1, 2)), data.draw(_ints(1, 3)), data.draw(_ints(1, 3))
+    kh, kw, pad = data.draw(_ints(1, 3)), data.draw(_ints(1, 3)), data.draw(_ints(0, 1))
+    h, w = kh - 2 * pad + data.draw(_ints(0, 3)), kw - 2 * pad + data.draw(_ints(0, 3))
+    shapes = [(n, cin, max(h, 1), max(w, 1)), (cout, cin, kh, kw), (cout,)]
+    keywords = {"stride": (data.draw(_ints(1, 2)), data.draw(_ints(1, 2))), "padding": pad}
+    return [values(data, s) for s in shapes], keywords
+
+
+CASES["conv2d"] = Case(_conv_draw, lambda x, w, b, **k: F.conv2d(x, w, b, **k), lambda x, w, b, **k: TF.conv2d(x, w, b, **k))
+
+
+def _pool_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    k = data.draw(_ints(1, 3))
+    pad = data.draw(_ints(0, k // 2))
+    shape = (data.draw(_ints(1, 2)), data.draw(_ints(1, 3)), k + data.draw(_ints(0, 3)), k + data.draw(_ints(0, 3)))
+    return [values(data, shape)], {"kernel_size": k, "stride": data.draw(_ints(1, 2)), "padding": pad}
+
+
+CASES["max_pool2d"] = Case(_pool_draw, lambda x, **k: F.max_pool2d(x, **k), lambda x, **k: TF.max_pool2d(x, **k))
+CASES["avg_pool2d"] = Case(_pool_draw, lambda x, **k: F.avg_pool2d(x, **k), lambda x, **k: TF.avg_pool2d(x, **k))
+
+
+def _adaptive_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    shape = (data.draw(_ints(1, 2)), data.draw(_ints(1, 3)), data.draw(_ints(1, 6)), data.draw(_ints(1, 6)))
+    return [values(data, shape)], {"output_size": (data.draw(_ints(1, shape[2])), data.draw(_ints(1, shape[3])))}
+
+
+CASES["adaptive_avg_pool2d"] = Case(_adaptive_draw, lambda x, output_size: F.adaptive_avg_pool2d(x, output_size),
+                                    lambda x, output_size: TF.adaptive_avg_pool2d(x, output_size))  # fmt: skip
+
+
+def _linear_draw(data: Any) -> list[np.ndarray]:
+    batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    cin, cout = data.draw(_ints(1, 4)), data.draw(_ints(1, 4))
+    return [values(data, s) for s in ((*batch, cin), (cout, cin), (cout,))]
+
+
+CASES["linear"] = Case(_linear_draw, F.linear, TF.linear)
+
+
+def _cross_entropy_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    n, c = data.draw(_ints(1, 5)), data.draw(_ints(2, 5))
+    classes = data.draw(hnp.arrays(np.int64, (n,), elements=_ints(0, c - 1)))
+    weights = data.draw(hnp.arrays(np.float64, (c,), elements=st.floats(0.5, 2.0)))
+    keywords = {"target": classes, "weight": weights, "label_smoothing": data.draw(st.sampled_from([0.0, 0.1]))}
+    return [values(data, (n, c))], keywords  # the class weights are constants (torch: not differentiable)
+
+
+CASES["cross_entropy"] = Case(
+    _cross_entropy_draw,
+    lambda x, target, weight, label_smoothing: F.cross_entropy(x, ap.asarray(target), ap.asarray(weight),
+                                                               label_smoothing=label_smoothing),
+    lambda x, target, weight, label_smoothing: TF.cross_entropy(x, torch.from_numpy(target), torch.from_numpy(weight),
+                                                                label_smoothing=label_smoothing))  # fmt: skip
+
+
+def _batch_norm_draw(data: Any) -> list[np.ndarray]:
+    c = data.draw(_ints(1, 3))
+    shape = (data.draw(_ints(2, 4)), c, *data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3)))
+    return [values(data, shape), values(data, (c,)), values(data, (c,))]
+
+
+CASES["batch_norm"] = Case(_batch_norm_draw,
+                           lambda x, w, b: F.batch_norm(x, ap.zeros(w.shape[0], dtype="float64"),
+                                                        ap.ones(w.shape[0], dtype="float64"), w, b, training=True),
+                           lambda x, w, b: TF.batch_norm(x, torch.zeros(w.shape[0], dtype=torch.float64),
+                                                         torch.ones(w.shape[0], dtype=torch.float64), w, b, training=True))  # fmt: skip
 
 
 def _dropout_oracle(x: torch.Tensor) -> torch.Tensor:
@@ -254,4 +347,5 @@ def _dropout_oracle(x: torch.Tensor) -> torch.Tensor:
     raise NotImplementedError
 
 
-CASES["dropout"] = Case(fixed((50,), lo=0.5, hi=2.0), lambda x: F.dropout(x, 0.3), _dropout_oracle)
+CASES["dropout"] = Case(one(0.5, 2.0, hnp.array_shapes(min_dims=3, max_dims=3, min_side=4, max_side=6)),  # >= 64 elements
+                        lambda x: F.dropout(x, 0.3), _dropout_oracle)

@@ -53,3 +53,23 @@ def run_python(code: str, timeout: float = 60.0, **env: str) -> subprocess.Compl
         timeout=timeout,
         env={**os.environ, **env},
     )
+
+
+class Gate:
+    """An engine op that holds ``reads`` and ``writes`` until :meth:`open`: work pushed after it on those
+    vars waits, deterministically (no sleeps). ``open`` waits (up to a minute) for the op to have run."""
+
+    def __init__(self, reads: Any = (), writes: Any = ()) -> None:
+        from autopar import engine
+
+        self._held = threading.Event()
+        self._complete: list[Callable[[], None]] = []
+        engine.push_async(self._hold, reads=list(reads), writes=list(writes), name="gate")
+
+    def _hold(self, complete: Callable[[], None]) -> None:
+        self._complete.append(complete)
+        self._held.set()
+
+    def open(self) -> None:
+        assert self._held.wait(60), "the gate op never ran"
+        self._complete[0]()

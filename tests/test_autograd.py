@@ -38,6 +38,7 @@ def test_pytorch_spelling_equals_torch_autograd() -> None:
     b = ap.array(bs, requires_grad=True)
     loss = program(x, w, b, ap)
     assert loss.requires_grad and not loss.is_leaf and loss.grad_fn is not None
+    assert not loss.torch().requires_grad  # values are stored without their graph: the graph is the record's
     loss.backward()
     tw, tb = torch.tensor(ws, requires_grad=True), torch.tensor(bs, requires_grad=True)
     program(torch.tensor(xs), tw, tb, torch).backward()

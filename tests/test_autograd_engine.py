@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from _helpers import Gate
 
 import autopar as ap
 from autopar import engine
@@ -53,8 +54,7 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
     for w in ws:
         h = ap.tanh(h @ w)
     loss = h.sum()
-    gate: list[engine.Completion] = []
-    engine.push_async(gate.append, reads=[x._storage.var], writes=[x._storage.var], name="gate")
+    gate = Gate(reads=[x._storage.var], writes=[x._storage.var])
     events = Events()
     engine.add_listener(events)
     returned, ready = threading.Event(), threading.Event()
@@ -73,8 +73,7 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
         readable = ready.wait(60)  # the test fails below if the gradient waited for the gate
         with events.lock:
             started = list(events.started)
-        assert gate, "the gate op never ran"
-        gate[0]()  # now the rest of backward may run
+        gate.open()  # now the rest of backward may run
         thread.join()
         ap.waitall()
     finally:
@@ -85,6 +84,42 @@ def test_last_layers_gradient_is_read_and_copied_while_the_first_layers_waits(tw
     assert names.count("backward matmul") == 2, names  # layers 3 and 2 ran; layer 1's had not started
     assert any(op.lane == "copy" and op.device == ap.cpu(1) for op in started), names
     np.testing.assert_allclose(copied[0].numpy(), ws[2].grad.numpy())
+
+
+def test_a_write_pushed_before_backward_counts_even_if_it_runs_after(threaded) -> None:  # type: ignore[no-untyped-def]
+    """The gradient op reads its inputs' vars: it waits for a write pushed before backward()."""
+    w = ap.array([1.0, 2.0], requires_grad=True)
+    x = ap.array([3.0, 4.0])
+    y = (w * x).sum()
+    gate = Gate(reads=[x._storage.var], writes=[x._storage.var])
+    x[0] = 10.0  # queued behind the gate
+    y.backward()
+    gate.open()
+    with pytest.raises(RuntimeError, match="modified in place"):
+        w.grad.numpy()
+
+
+def test_dropout_waits_for_the_generator(threaded) -> None:  # type: ignore[no-untyped-def]
+    """A mask is a draw: its op reads and writes the device's generator, like every draw."""
+    import autopar.nn.functional as F
+    from autopar.arrays import _random
+
+    x = ap.ones(64)
+    x.wait_to_read()
+    var, _ = _random._generator(x.device)
+    gate = Gate(writes=[var])
+    pushed: list[engine.Op] = []
+    listener = type("Pushed", (), {"op_pushed": lambda self, op: pushed.append(op), "op_started": lambda self, op: None,
+                                   "op_finished": lambda self, op: None})()  # fmt: skip
+    engine.add_listener(listener)
+    try:
+        F.dropout(x, 0.5)
+    finally:
+        engine.remove_listener(listener)
+    (op,) = [o for o in pushed if o.name == "dropout"]
+    assert op.state is engine.OpState.WAITING  # held by the generator's gate, not run at push
+    gate.open()
+    ap.waitall()
 
 
 def _chain() -> tuple[list[ap.NDArray], ap.NDArray]:

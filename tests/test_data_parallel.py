@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
+from _helpers import Gate
 
 import autopar as ap
 import autopar.nn.functional as F
@@ -58,6 +59,20 @@ def test_allreduce_sums_into_each_on_the_copy_lanes(devices) -> None:  # type: i
         assert lanes == {("allreduce copy", "copy"), ("allreduce sum", "copy")}, lanes
     with pytest.raises(ValueError, match="two arrays on one device"):
         parallel.allreduce([arrays[0], arrays[0]])
+
+
+def test_allreduce_over_three_devices_sums_every_term(eng) -> None:  # type: ignore[no-untyped-def]
+    """With more than two devices each sum is a chain of adds: every device's term must be in it."""
+    ap.set_cpu_devices(3)
+    try:
+        values = [np.arange(4.0, dtype=np.float32) * 10**i for i in range(3)]  # 1, 10, 100: a lost term shows
+        arrays = [ap.asarray(v, device=ap.cpu(i)) for i, v in enumerate(values)]
+        parallel.allreduce(arrays)
+        for a in arrays:
+            np.testing.assert_array_equal(a.numpy(), values[0] + values[1] + values[2])
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
 
 
 def _reference_steps(batches: list, steps: int, lr: float) -> list[np.ndarray]:  # type: ignore[type-arg]
@@ -142,8 +157,7 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
     assert trainer.buckets == [[1], [0]]
     with autograd.record():
         losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
-    gate: list[engine.Completion] = []  # holds x on cpu:0 after the forward: layer 1's gradient op there waits
-    engine.push_async(gate.append, reads=[xs[0]._storage.var], writes=[xs[0]._storage.var], name="gate")
+    gate = Gate(reads=[xs[0]._storage.var], writes=[xs[0]._storage.var])  # holds x on cpu:0: layer 1's gradient op waits
     ready = threading.Event()
 
     def driver() -> None:  # off the test's thread: a step that waited could not hang the test
@@ -159,7 +173,7 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
         thread.start()
         done = ready.wait(60)  # fails the test below if the sum waited for the gate
         before = list(started)
-        gate[0]()
+        gate.open()
         thread.join()
         ap.waitall()
     finally:
@@ -175,12 +189,12 @@ def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) 
     assert trainer.buckets == [[1, 0]]
     assert all(p.grad._storage is trainer.flats[d][0]._storage for d, row in enumerate(replicas) for p in row)
     before = [p.numpy() for p in replicas[0]]
-    with autograd.record():
-        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
+    with autograd.record():  # p[1] used twice: its second contribution adds through the bucket's view
+        losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() + (p[1] * p[1]).sum() for x, p in zip(xs, replicas)]
     trainer.step(losses)
     tx = [torch.from_numpy(x.numpy()) for x in xs]
     tp = [torch.tensor(b, requires_grad=True) for b in before]
-    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
+    sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() + (tp[1] * tp[1]).sum() for x in tx).backward()  # type: ignore[misc]
     for row in replicas:
         for p, t, b in zip(row, tp, before):
             np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -49,10 +49,11 @@ def _as_tuple(out: Any) -> tuple[Any, ...]:
 @given(data=st.data())
 def test_gradient_equals_torch_autograd(name: str, data: Any) -> None:
     case = CASES[name]
-    inputs = case.draw(data)
+    drawn = case.draw(data)
+    inputs, keywords = drawn if isinstance(drawn, tuple) else (drawn, {})
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="head gradients"))
     ours_in = [ap.asarray(x, requires_grad=True) for x in inputs]
-    outs = [o for o in _as_tuple(case.ours(*ours_in)) if o.requires_grad]
+    outs = [o for o in _as_tuple(case.ours(*ours_in, **keywords)) if o.requires_grad]
     assert outs and name in recorded(tuple(outs)), (name, recorded(tuple(outs)))
     heads = []
     for o in outs:
@@ -68,7 +69,7 @@ def test_gradient_equals_torch_autograd(name: str, data: Any) -> None:
         np.testing.assert_allclose(out[out != 0], x[out != 0] / 0.7, rtol=1e-6)
         return
     theirs_in = [torch.tensor(x, requires_grad=True) for x in inputs]
-    touts = [t for t in _as_tuple(case.theirs(*theirs_in)) if t.requires_grad]
+    touts = [t for t in _as_tuple(case.theirs(*theirs_in, **keywords)) if t.requires_grad]
     assert len(touts) == len(outs), (name, len(touts), len(outs))
     for o, t in zip(outs, touts):
         np.testing.assert_allclose(o.numpy(), t.detach().resolve_conj().numpy(), rtol=1e-6, atol=1e-9, err_msg=f"{name} forward")

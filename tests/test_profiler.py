@@ -145,3 +145,52 @@ def test_gradient_traffic_hidden_behind_compute_is_measured() -> None:
     assert summary.traffic_hidden_s == pytest.approx(0.040)  # 20-40 and 80-100
     assert summary.traffic_hidden_share == pytest.approx(2 / 3)
     assert "gradient traffic (allreduce copies and sums) 0.0600 s, 66.7% of it while a compute lane was busy" in str(summary)
+
+
+def test_a_real_steps_gradient_traffic_is_found_and_measured_under_a_busy_compute_lane() -> None:
+    """A data-parallel step on cpu:0 and cpu:1, profiled while an op on cpu:2's compute lane runs from
+    before the step until its updates are read: every allreduce copy and sum the step pushed counts as
+    gradient traffic, and all of it as hidden. A rename of the step's ops, or a summary that missed
+    traffic, would show."""
+    import threading
+
+    import numpy as np
+
+    from autopar import autograd, parallel
+
+    engine.set_engine("threaded")
+    ap.set_cpu_devices(3)
+    try:
+        busy, release = threading.Event(), threading.Event()
+
+        def hold(t):  # type: ignore[no-untyped-def]
+            busy.set()
+            assert release.wait(60), "the test never released the busy op"
+            return t
+
+        rng = np.random.default_rng(0)
+        devices = [ap.cpu(0), ap.cpu(1)]
+        replicas = parallel.replicate([ap.asarray(rng.standard_normal((6, 4)).astype(np.float32))], devices)
+        trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
+        xs = [ap.asarray(rng.standard_normal((5, 6)).astype(np.float32), device=d) for d in devices]
+        with ap.profile() as prof:
+            held = ap.call(hold, ap.ones(2, device=ap.cpu(2)), shape=(2,), name="busy")
+            assert busy.wait(60), "the busy op never started"
+            with autograd.record():
+                losses = [ap.tanh(x @ p[0]).sum() for x, p in zip(xs, replicas)]
+            trainer.step(losses)
+            for row in replicas:
+                row[0].wait_to_read()  # summed and updated while cpu:2's compute lane is busy
+            release.set()
+            held.wait_to_read()
+    finally:
+        release.set()
+        ap.waitall()
+        ap.set_cpu_devices(1)
+    traffic = [r for r in prof.records if r.name.startswith("allreduce")]
+    assert {r.name for r in traffic} == {"allreduce copy", "allreduce sum"} and len(traffic) == 4, traffic
+    summary = prof.summary()
+    spans = [(r.end_ns - r.start_ns) / 1e9 for r in traffic]  # merged: at least the longest, at most the sum
+    assert max(spans) - 1e-9 <= summary.traffic_s <= sum(spans) + 1e-9 and summary.traffic_s > 0, (summary, spans)
+    assert summary.traffic_hidden_share == pytest.approx(1.0)
+    assert "of it while a compute lane was busy" in str(summary)
