@@ -106,6 +106,19 @@ class Plan:
         )
         self.number: tuple[Any, Any] | None = None  # (the last Python number seen, its 0-d tensor or None)
 
+    def kernel_number(self, number: Any) -> Any:
+        """``number`` as the kernel gets it (``numbers_as_tensors``): the number, or once the same
+        object comes again, its 0-d tensor (module note). One tuple assignment: safe across threads."""
+        seen = self.number
+        if seen is None or seen[0] is not number:
+            self.number = (number, None)
+            return number
+        tensor = seen[1]
+        if tensor is None:  # as torch wraps a number (int64, float64, complex128, bool), cast to the kernel dtype
+            tensor = torch.tensor(number).to(self.kernel_dtypes[0])
+            self.number = (number, tensor)
+        return tensor
+
 
 _plans: dict[Any, Plan] = {}
 _plans_lock = threading.Lock()
