@@ -23,6 +23,7 @@ import autopar as ap
 import autopar.nn.functional as F
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+MATRICES = hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)
 
 
 def values(data: Any, shape: Any, lo: float = -2.0, hi: float = 2.0, complex_: bool = False) -> np.ndarray:
@@ -56,8 +57,9 @@ def fixed(*shapes: tuple[int, ...], lo: float = -2.0, hi: float = 2.0, complex_:
     return lambda data: [values(data, s, lo, hi, complex_) for s in shapes]
 
 
-def square(n: int = 3) -> Callable[[Any], list[np.ndarray]]:
-    return fixed((n, n))
+def square(max_n: int = 4) -> Callable[[Any], list[np.ndarray]]:
+    """One n x n matrix, n drawn."""
+    return lambda data: [values(data, (n, n)) for n in [data.draw(st.integers(1, max_n), label="n")]]
 
 
 CASES: dict[str, Case] = {}
@@ -171,60 +173,69 @@ def _sizes(*pattern: str) -> Callable[[Any], list[np.ndarray]]:
 CASES["matmul"] = Case(_matmul_draw, ap.matmul, torch.matmul)
 CASES["mm"] = Case(_sizes("nk", "km"), ap.mm, torch.mm)
 CASES["dot"] = Case(_sizes("k", "k"), ap.dot, torch.dot)
-CASES["vecdot"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
-CASES["tensordot"] = Case(fixed((2, 3, 4), (3, 4, 2)), lambda a, b: ap.tensordot(a, b, axes=2),
+CASES["vecdot"] = Case(_sizes("nk", "nk"), lambda a, b: ap.vecdot(a, b, axis=0), lambda a, b: torch.linalg.vecdot(a, b, dim=0))
+CASES["tensordot"] = Case(_sizes("abc", "bcd"), lambda a, b: ap.tensordot(a, b, axes=2),
                           lambda a, b: torch.tensordot(a, b, dims=2))  # fmt: skip
 CASES["outer"] = Case(_sizes("n", "m"), ap.outer, torch.outer)
 CASES["inner"] = Case(_sizes("nk", "mk"), ap.inner, torch.inner)
 CASES["kron"] = Case(_sizes("ab", "cd"), ap.kron, torch.kron)
 CASES["cross"] = Case(fixed((2, 3), (2, 3)), ap.cross, lambda a, b: torch.linalg.cross(a, b))
-CASES["einsum"] = Case(fixed((2, 3), (3, 4)), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
-CASES["trace"] = Case(fixed((3, 4)), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
-CASES["diagonal"] = Case(fixed((3, 4)), lambda a: ap.linalg.diagonal(a, offset=-1), lambda a: torch.diagonal(a, -1))
+CASES["einsum"] = Case(_sizes("ij", "jk"), lambda a, b: ap.einsum("ij,jk->ik", a, b), lambda a, b: torch.einsum("ij,jk->ik", a, b))
+CASES["trace"] = Case(one(shapes=MATRICES), lambda a: ap.linalg.trace(a, offset=1), lambda a: torch.diagonal(a, 1).sum())
+CASES["diagonal"] = Case(one(shapes=MATRICES), lambda a: ap.linalg.diagonal(a, offset=-1), lambda a: torch.diagonal(a, -1))
 
 # -- manipulation, indexing, searching ---------------------------------------------------------------------
 
-CASES["reshape"] = Case(fixed((3, 4)), lambda a: ap.reshape(a.T, (2, 6)), lambda a: a.T.reshape(2, 6))
-CASES["concat"] = Case(fixed((2, 3), (1, 3)), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
-CASES["stack"] = Case(fixed((2, 3), (2, 3)), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
-CASES["broadcast_to"] = Case(fixed((3, 1)), lambda a: ap.broadcast_to(a, (2, 3, 4)), lambda a: a.expand(2, 3, 4))
-CASES["roll"] = Case(fixed((3, 4)), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
-CASES["repeat"] = Case(fixed((2, 3)), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
+CASES["reshape"] = Case(one(shapes=hnp.array_shapes(min_dims=2, max_dims=2, min_side=2)),  # a.T: not contiguous
+                        lambda a: ap.reshape(a.T, (-1,)), lambda a: a.T.reshape(-1))
+CASES["concat"] = Case(_sizes("nk", "mk"), lambda a, b: ap.concat([a, b, a], axis=0), lambda a, b: torch.cat([a, b, a], 0))
+CASES["stack"] = Case(_sizes("nk", "nk"), lambda a, b: ap.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1))
+def _broadcast_draw(data: Any) -> tuple[list[np.ndarray], dict[str, Any]]:
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+    to = data.draw(hnp.broadcastable_shapes(shape, min_dims=len(shape), max_dims=4, max_side=3).map(
+        lambda s: tuple(max(x, y) for x, y in zip(s, (1,) * (len(s) - len(shape)) + shape))))  # fmt: skip
+    return [values(data, shape)], {"to": to}
+
+
+CASES["broadcast_to"] = Case(_broadcast_draw, lambda a, to: ap.broadcast_to(a, to), lambda a, to: a.expand(to))
+
+CASES["roll"] = Case(one(shapes=MATRICES), lambda a: ap.roll(a, 2, axis=1), lambda a: torch.roll(a, 2, 1))
+CASES["repeat"] = Case(one(shapes=MATRICES), lambda a: ap.repeat(a, 2, axis=1), lambda a: torch.repeat_interleave(a, 2, 1))
 CASES["repeat_by_array"] = Case(fixed((3,)), lambda a: ap.repeat(a, ap.asarray([1, 0, 2])),
                                 lambda a: torch.repeat_interleave(a, torch.tensor([1, 0, 2])))  # fmt: skip
-CASES["tile"] = Case(fixed((2, 3)), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
+CASES["tile"] = Case(one(shapes=MATRICES), lambda a: ap.tile(a, (2, 1)), lambda a: a.tile(2, 1))
 CASES["take"] = Case(fixed((4, 3)), lambda a: ap.take(a, ap.asarray([3, 0, 3]), axis=0), lambda a: a[[3, 0, 3]])
 CASES["take_along_axis"] = Case(fixed((2, 3)), lambda a: ap.take_along_axis(a, ap.asarray([[2, 0], [1, 1]]), axis=1),
                                 lambda a: torch.take_along_dim(a, torch.tensor([[2, 0], [1, 1]]), 1))  # fmt: skip
 CASES["index"] = Case(fixed((4, 3)), lambda a: a[[0, 2, 2], 1:], lambda a: a[[0, 2, 2], 1:])
 CASES["index_masked"] = Case(lambda d: [np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, 0.5]])], lambda a: a[a > 0], lambda a: a[a > 0])
-CASES["where"] = Case(fixed((2, 3), (3,)), lambda a, b: ap.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b))
-CASES["sort"] = Case(fixed((3, 4)), lambda a: ap.sort(a, axis=0), lambda a: torch.sort(a, 0).values)
-CASES["astype"] = Case(fixed((2, 3)), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
-CASES["copy"] = Case(fixed((2, 3)), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
-CASES["tril"] = Case(fixed((3, 4)), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
-CASES["triu"] = Case(fixed((3, 4)), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
+CASES["where"] = Case(two(), lambda a, b: ap.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b))
+CASES["sort"] = Case(along_an_axis(), lambda a, axis: ap.sort(a, axis=axis), lambda a, axis: torch.sort(a, axis).values)
+CASES["astype"] = Case(one(), lambda a: ap.astype(a, "float32") * 2.0, lambda a: a.float() * 2.0)
+CASES["copy"] = Case(one(), lambda a: a.copyto(ap.cpu(0)) * 2.0, lambda a: a.clone() * 2.0)
+CASES["tril"] = Case(one(shapes=MATRICES), lambda a: ap.tril(a, k=1), lambda a: torch.tril(a, 1))
+CASES["triu"] = Case(one(shapes=MATRICES), lambda a: ap.triu(a, k=-1), lambda a: torch.triu(a, -1))
 CASES["diff"] = Case(fixed((3, 5)), lambda a: ap.diff(a, n=2, axis=1), lambda a: torch.diff(a, n=2, dim=1))
-CASES["pad"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
-CASES["rot90"] = Case(fixed((2, 3)), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
+CASES["pad"] = Case(one(shapes=MATRICES), lambda a: ap.pad(a, ((1, 0), (2, 1))), lambda a: TF.pad(a, (2, 1, 1, 0)))
+CASES["rot90"] = Case(one(shapes=MATRICES), lambda a: ap.rot90(a), lambda a: torch.rot90(a))
 CASES["nan_to_num"] = Case(fixed((2, 3)), lambda a: ap.nan_to_num(a / a.sum()), lambda a: torch.nan_to_num(a / a.sum()))
-CASES["quantile"] = Case(fixed((3, 5)), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
-CASES["nanquantile"] = Case(fixed((3, 5)), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
+CASES["quantile"] = Case(one(shapes=MATRICES), lambda a: ap.quantile(a, 0.3, axis=1), lambda a: torch.quantile(a, 0.3, dim=1))
+CASES["nanquantile"] = Case(one(shapes=MATRICES), lambda a: ap.nanquantile(a, 0.6, axis=0), lambda a: torch.nanquantile(a, 0.6, dim=0))
 CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
 CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
-CASES["trapezoid"] = Case(fixed((3, 5)), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
+CASES["trapezoid"] = Case(one(shapes=MATRICES), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
 
 # -- fft ------------------------------------------------------------------------------------------------------
 
 for _name in ("fft", "ifft", "fftn", "ifftn"):
-    CASES[f"fft.{_name}"] = Case(fixed((3, 4), complex_=True), getattr(ap.fft, _name), getattr(torch.fft, _name))
+    CASES[f"fft.{_name}"] = Case(one(shapes=MATRICES, complex_=True), getattr(ap.fft, _name), getattr(torch.fft, _name))
 for _name in ("rfft", "rfftn", "ihfft"):
-    CASES[f"fft.{_name}"] = Case(fixed((3, 4)), getattr(ap.fft, _name), getattr(torch.fft, _name))
-CASES["fft.irfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfft(z, n=6), lambda z: torch.fft.irfft(z, n=6))
-CASES["fft.irfftn"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.irfftn(z, s=(3, 6)), lambda z: torch.fft.irfftn(z, s=(3, 6)))
-CASES["fft.hfft"] = Case(fixed((3, 4), complex_=True), lambda z: ap.fft.hfft(z, n=6), lambda z: torch.fft.hfft(z, n=6))
-CASES["fft.fftshift"] = Case(fixed((3, 4)), ap.fft.fftshift, torch.fft.fftshift)
-CASES["fft.ifftshift"] = Case(fixed((3, 4)), ap.fft.ifftshift, torch.fft.ifftshift)
+    CASES[f"fft.{_name}"] = Case(one(shapes=MATRICES), getattr(ap.fft, _name), getattr(torch.fft, _name))
+CASES["fft.irfft"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.irfft(z, n=6), lambda z: torch.fft.irfft(z, n=6))
+CASES["fft.irfftn"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.irfftn(z, s=(3, 6)), lambda z: torch.fft.irfftn(z, s=(3, 6)))
+CASES["fft.hfft"] = Case(one(shapes=MATRICES, complex_=True), lambda z: ap.fft.hfft(z, n=6), lambda z: torch.fft.hfft(z, n=6))
+CASES["fft.fftshift"] = Case(one(shapes=MATRICES), ap.fft.fftshift, torch.fft.fftshift)
+CASES["fft.ifftshift"] = Case(one(shapes=MATRICES), ap.fft.ifftshift, torch.fft.ifftshift)
 
 # -- linalg (well-conditioned inputs built inside, the same way on both sides) ----------------------------------
 
@@ -242,7 +253,7 @@ CASES["linalg.det"] = Case(square(), ap.linalg.det, torch.linalg.det)
 CASES["linalg.slogdet"] = Case(square(), lambda b: ap.linalg.slogdet(spd(ap, b)).logabsdet,
                                lambda b: torch.linalg.slogdet(spd(torch, b)).logabsdet)  # fmt: skip
 CASES["linalg.inv"] = Case(square(), lambda b: ap.linalg.inv(spd(ap, b)), lambda b: torch.linalg.inv(spd(torch, b)))
-CASES["linalg.solve"] = Case(fixed((3, 3), (3, 2)), lambda b, y: ap.linalg.solve(spd(ap, b), y),
+CASES["linalg.solve"] = Case(_sizes("nn", "nk"), lambda b, y: ap.linalg.solve(spd(ap, b), y),
                              lambda b, y: torch.linalg.solve(spd(torch, b), y))  # fmt: skip
 CASES["linalg.pinv"] = Case(fixed((3, 2)), ap.linalg.pinv, torch.linalg.pinv)
 CASES["linalg.matrix_power"] = Case(square(), lambda b: ap.linalg.matrix_power(b, 3), lambda b: torch.linalg.matrix_power(b, 3))
@@ -254,7 +265,7 @@ CASES["linalg.svd"] = Case(fixed((3, 3)), lambda b: tuple(u * u for u in ap.lina
                            lambda b: tuple(u * u for u in torch.linalg.svd(spd(torch, b))))  # fmt: skip
 CASES["linalg.svdvals"] = Case(fixed((4, 3)), ap.linalg.svdvals, torch.linalg.svdvals)
 CASES["linalg.vector_norm"] = Case(one(0.2, 2.0), lambda x: ap.linalg.vector_norm(x, ord=3), lambda x: torch.linalg.vector_norm(x, ord=3))
-CASES["linalg.matrix_norm"] = Case(fixed((3, 4)), ap.linalg.matrix_norm, torch.linalg.matrix_norm)
+CASES["linalg.matrix_norm"] = Case(one(shapes=MATRICES), ap.linalg.matrix_norm, torch.linalg.matrix_norm)
 
 # -- softmax and the nn ops -----------------------------------------------------------------------------------------
 

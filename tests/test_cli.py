@@ -70,12 +70,14 @@ def test_bench_quick_writes_json(tmp_path) -> None:  # type: ignore[no-untyped-d
     assert proc.returncode == 0, proc.stderr
     for label in ["engine threaded, independent", "ThreadPoolExecutor.submit", "torch eager, tiny add",
                   "autopar threaded, tiny add", "profiler off again", "both / max(T1, T2)", "run+copy / max(run, copy)",
-                  "autopar 2 devices / 1 device", "autopar step / step without sums"]:
+                  "autopar 2 devices / 1 device", "autopar step / step without sums", "CPU per sample, 2 devices / 1 device"]:
         assert label in proc.stdout, label
     data = json.loads(out.read_text())
     assert data["machine"]["cores"] >= 1 and data["machine"]["quick"] is True
     figures = {f["name"]: f for s in data["sections"] for f in s["figures"]}
     assert figures["engine threaded, independent"]["value"] > 0
+    cpu = next(f for name, f in figures.items() if "CPU per sample, 2 devices / 1 device" in name)
+    assert 0 < cpu["value"] < 10 and len(cpu["runs"]) == 1, cpu  # one round with --quick
     assert data["chapter"]["both_ratio"] > 0
 
 
@@ -92,6 +94,8 @@ def test_train_quick_prints_epochs_both_runs_and_writes_trace_and_plots(tmp_path
                         out, re.M)  # fmt: skip
     assert len(epochs) == 2, out
     assert re.search(r"^2 devices / 1 device: \d+\.\d\dx samples/s", out, re.M)
+    assert re.search(r"; issue 9's target >= 1\.7x: (met|NOT met) in this run\)$", out, re.M)
+    assert "python bench/training.py --model lenet (or autopar bench, LeNet)" in out
     assert re.search(r"gradient traffic over 3 profiled steps: \d+\.\d ms on the copy lanes, \d+% of it while", out)
     names = {e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"}
     assert {"allreduce sum", "allreduce copy", "backward conv2d", "conv2d", "sgd update"} <= names

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-from _helpers import Gate
+from _helpers import Gate, within
 
 import autopar as ap
 import autopar.nn.functional as F
@@ -215,5 +215,26 @@ def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(d
     for replica in replicas:  # the sums read device 1's failed gradients: both replicas' updates fail
         for p in replica:
             with pytest.raises(FloatingPointError, match="bad batch"):
-                p.numpy()
-    ap.waitall()
+                within(60, p.numpy)  # raises, and never hangs
+    within(60, ap.waitall)
+
+
+def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_write(eng) -> None:  # type: ignore[no-untyped-def]
+    """Two parameters on independent branches share one bucket. p1's gradient op fails (a value it
+    saved was modified in place); p0's, pushed after, writes only its part of the bucket, so it must
+    read the rest (SPEC §4: a partial write keeps the failure): both updates fail, none runs on a
+    gradient that was never written."""
+    rng = np.random.default_rng(8)
+    (replica,) = parallel.replicate([ap.asarray(rng.standard_normal((4, 3)).astype(np.float32)),
+                                     ap.asarray(rng.standard_normal(3).astype(np.float32))], [ap.cpu(0)])  # fmt: skip
+    trainer = parallel.DataParallel([replica], parallel.sgd(0.1))
+    assert trainer.buckets == [[1, 0]]
+    x, c = ap.asarray(rng.standard_normal((2, 4)).astype(np.float32)), ap.asarray(np.ones(3, np.float32))
+    with autograd.record():
+        loss = (x @ replica[0]).sum() + (replica[1] * c).sum()  # p1's branch recorded last: its gradient is pushed first
+    c[0] = 5.0  # multiply saved c for p1's gradient
+    trainer.step([loss])
+    for p in replica:
+        with pytest.raises(RuntimeError, match="modified in place"):
+            within(60, p.numpy)
+    within(60, ap.waitall)

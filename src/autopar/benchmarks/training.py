@@ -244,6 +244,8 @@ class StepTimes:
     one: list[float] = field(default_factory=list)
     many: list[float] = field(default_factory=list)
     nosync: list[float] = field(default_factory=list)
+    one_cpu: list[float] = field(default_factory=list)  # the process's CPU seconds per step (every thread)
+    many_cpu: list[float] = field(default_factory=list)
 
     def figures(self, ddp: Any = None) -> list[Any]:
         from autopar.benchmarks import Figure
@@ -260,6 +262,10 @@ class StepTimes:
             Figure(f"{name}: autopar {n} devices / 1 device", median(ratios), ratios, unit="ratio", note="target >= 1.7"),
             Figure(f"{name}: autopar step / step without sums", median(sums), sums, unit="ratio", note="target <= 1.10"),
         ]
+        if self.one_cpu and self.many_cpu:  # CPU time per sample: what a loaded machine changes least
+            cost = [(m / (n * b)) / (o / b) for m, o in zip(self.many_cpu, self.one_cpu)]
+            out.append(Figure(f"{name}: CPU per sample, {n} devices / 1 device", median(cost), cost, unit="ratio",
+                              note=f"{n} free cores would allow about {n}/this"))  # fmt: skip
         if ddp is not None:
             theirs = median(ddp.ddp_step_s)
             out.append(Figure(f"{name}: autopar {n}-device step / DDP step", median(self.many) / theirs,
@@ -282,10 +288,13 @@ def measure(model_name: str, devices: Sequence[Any], steps: int, rounds: int, se
             (Trainer(model_name, devices, 0.1, seed), many, False, times.nosync)]  # fmt: skip
     for trainer, batches, sync, _ in runs:  # warm-up
         trainer.run_steps(batches[:2], sync=sync)
+    cpu = {id(times.one): times.one_cpu, id(times.many): times.many_cpu}
     for _ in range(rounds):
         for trainer, batches, sync, into in runs:
             work = [batches[i % len(batches)] for i in range(steps)]
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             trainer.run_steps(work, sync=sync)
             into.append((time.perf_counter() - start) / steps)
+            if id(into) in cpu:
+                cpu[id(into)].append((time.process_time() - start_cpu) / steps)
     return times
