@@ -97,6 +97,14 @@ def test_a_repeated_number_gives_the_value_of_each_number_it_is_given(dtype: str
         np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real), err_msg=f"{op.__name__}(x, {number!r})")
 
 
+def test_a_repeated_int_beyond_int64_fails_as_it_did_the_first_time() -> None:
+    # no 0-d tensor can hold it (torch.tensor raises ValueError): the number goes to the kernel as before
+    x, big = ap.ones(2), 2**70
+    for _ in range(3):  # the second sees the same object again
+        with pytest.raises(OverflowError, match="int too big"):
+            (x + big).numpy()
+
+
 def test_integer_rules() -> None:
     i = rand(4, 3, dtype="int64")
     a = ap.array(i)

@@ -115,7 +115,10 @@ class Plan:
             return number
         tensor = seen[1]
         if tensor is None:  # as torch wraps a number (int64, float64, complex128, bool), cast to the kernel dtype
-            tensor = torch.tensor(number).to(self.kernel_dtypes[0])
+            try:
+                tensor = torch.tensor(number).to(self.kernel_dtypes[0])
+            except (OverflowError, ValueError, RuntimeError):  # an int beyond int64: the kernel says what it says
+                tensor = number
             self.number = (number, tensor)
         return tensor
 
