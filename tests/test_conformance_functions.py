@@ -66,6 +66,13 @@ def test_statistics_and_utilities(name: str, data: Any) -> None:
     if "dtype" in kwargs:
         kwargs["dtype"] = str(np.asarray(x._array).dtype)
     ours = getattr(ap, name)(to_ap(x), **kwargs)
+    if name in ("std", "var") and x.size:
+        # Both libraries take a two-pass float32 variance, whose cancellation error scales with max|x|
+        # (a constant 5.5e16 row is 0 in torch, 1.8e19 in array-api-strict): allow that much.
+        scale = float(np.max(np.abs(to_np(x)).astype(np.float64))) ** (2 if name == "var" else 1)
+        assert ours.shape == tuple(theirs.shape) and ours.dtype == to_np(theirs).dtype, name
+        np.testing.assert_allclose(ours.numpy(), to_np(theirs), rtol=2e-4, atol=2e-4 * scale, equal_nan=True)
+        return
     assert_same(ours, theirs, 2e-4, name)
 
 
