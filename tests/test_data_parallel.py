@@ -127,6 +127,31 @@ def test_optimizers_equal_torch_optim(eng, kind: str) -> None:  # type: ignore[n
     np.testing.assert_allclose(replica[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_plain_sgd_updates_a_bucket_in_one_op_per_device_as_torch_optim_does(devices) -> None:  # type: ignore[no-untyped-def]
+    # One fused op per bucket and device (Optimizer.update_bucket), with weight decay and the
+    # average over devices; the oracle is torch.optim.SGD on the sum of both devices' losses / 2.
+    replicas, xs = _two_layer(devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1, weight_decay=0.05))  # one bucket of 72
+    assert trainer.buckets == [[1, 0]]
+    tp = [torch.tensor(p.numpy(), requires_grad=True) for p in replicas[0]]
+    opt = torch.optim.SGD(tp, lr=0.1, weight_decay=0.05)
+    tx = [torch.from_numpy(x.numpy()) for x in xs]
+    for _ in range(2):
+        with autograd.record():
+            losses = [ap.tanh(ap.tanh(x @ p[0]) @ p[1]).sum() for x, p in zip(xs, replicas)]
+        with ap.profile() as prof:
+            trainer.step(losses)
+            ap.waitall()
+        updates = sorted(r.device for r in prof.records if r.name == "sgd update")
+        assert updates == sorted(str(d) for d in devices), updates  # not one per parameter
+        opt.zero_grad()
+        (sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() for x in tx) / 2).backward()  # type: ignore[misc]
+        opt.step()
+    for row in replicas:
+        for p, t in zip(row, tp):
+            np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
 class _Started:
     def __init__(self, into: list[tuple[str, str]]) -> None:
         self.into = into

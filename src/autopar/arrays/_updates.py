@@ -1,4 +1,5 @@
-"""Optimizer updates as table entries: one engine op per parameter and step.
+"""Optimizer updates as table entries: one engine op per parameter and step
+(``parallel/_optim.py`` also updates a bucket of parameters in one op for plain SGD).
 
 Each is written into the parameter (or a state array) through
 ``bind_into``: it reads the gradient and the old value and writes the new,

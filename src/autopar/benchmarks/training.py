@@ -9,7 +9,11 @@ a step waits. The loop reads values only to keep the pipeline bounded: after
 pushing step ``k`` it waits for the statistics of step ``k - LOOKAHEAD``
 (loss and correct predictions, one small op per device and step), so the
 engine always holds the next steps' work while the progress bar stays true
-to what has run. An epoch's time runs from its first push to the end of its
+to what has run. The statistics are pushed before the step's backward, so
+they run right after its forward: the wait ends, and the driver pushes the
+next step (holding the GIL), early in a backward of long kernels -- not at
+its end, where the lanes hand the first layers' gradients to the sums, the
+update and the next forward, each hand-over needing the GIL. An epoch's time runs from its first push to the end of its
 last step; its samples/s is its samples over that time.
 
 Parameters start from the plain-PyTorch reference model of the same seed
@@ -101,9 +105,13 @@ class Trainer:
         with autograd.record():
             logits = [self.model(x, p, b, True) for x, p, b in zip(xs, self.replicas, self.buffers)]
             losses = [F.cross_entropy(out, y) for out, y in zip(logits, ys)]
+        # pushed before backward, so each runs right after its forward: the loop's wait for it then
+        # ends (and the next step's pushes hold the GIL) early in backward, not in the critical
+        # hand-overs at its end (first layers' sums, update, next forward)
+        stats = [ap.call(_batch_stats, out.detach(), y, loss.detach(), shape=(2,), name="batch stats")
+                 for out, y, loss in zip(logits, ys, losses)]  # fmt: skip
         self.step_fn.step(losses, sync=sync)
-        return [ap.call(_batch_stats, out.detach(), y, loss.detach(), shape=(2,), name="batch stats")
-                for out, y, loss in zip(logits, ys, losses)]  # fmt: skip
+        return stats
 
     def run_steps(self, batches: Iterable[Any], on_step: Callable[[int, list[Any]], None] | None = None,
                   sync: bool = True) -> list[Any]:  # fmt: skip

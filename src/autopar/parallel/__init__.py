@@ -11,8 +11,9 @@
 
 ``split_and_load``, ``broadcast`` and ``allreduce`` move data on the copy
 lanes (``_collectives.py``); ``DataParallel`` sums each gradient as soon as it
-is ready on every device and updates with ``sgd`` or ``adam``, one engine op
-per parameter (``_step.py``, ``_optim.py``).
+is ready on every device and updates with ``sgd`` or ``adam``: one engine op
+per bucket of gradients and device for plain SGD, one per parameter otherwise
+(``_step.py``, ``_optim.py``).
 """
 
 from __future__ import annotations

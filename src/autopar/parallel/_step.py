@@ -15,7 +15,9 @@ Buckets are DDP's ``gradient_as_bucket_view``: on each device, the ``.grad``
 of the parameters of a bucket are views of one flat array, so backward's
 gradient ops write straight into it (each writes its part, ordered by the
 bucket's var) and the bucket is summed as one array -- a few ops per bucket
-instead of a few per parameter, and no copies in or out. Parameters join
+instead of a few per parameter, and no copies in or out. The optimizer
+updates a bucket's parameters together (``Optimizer.update_bucket``: one op
+per bucket and device for plain SGD). Parameters join
 the current bucket, in reverse order, until it would hold more than
 ``bucket_size`` elements (a parameter larger than that is a bucket alone).
 A bucket's sum reads the whole bucket, so it starts when the last gradient
@@ -157,6 +159,5 @@ class DataParallel:
             for b, indices in enumerate(self.buckets):
                 if sync:
                     allreduce([flats[b] for flats in self.flats])
-                for i in indices:
-                    for row, states in zip(self.replicas, self.states):
-                        optimizer.update(row[i], row[i].grad, states[i], scale)
+                for row, states, flats in zip(self.replicas, self.states, self.flats):
+                    optimizer.update_bucket([row[i] for i in indices], flats[b], [states[i] for i in indices], scale)
