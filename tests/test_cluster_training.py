@@ -2,24 +2,25 @@
 
 Oracles: torch autograd on the same inputs, and the plain-PyTorch LeNet on one
 device and the whole batch (as ``test_data_parallel.py``). On the session's
-local 2-node cluster (``connected``).
+local 2-node cluster (``connected``); the test that kills node1's runtime comes last
+and connects again.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 import torch
-from test_data_parallel import _reference_steps
+from test_data_parallel import lenet_data_parallel
 
 import autopar as ap
-import autopar.nn.functional as F
+import autopar.cluster
 from autopar import autograd, parallel
-from autopar.benchmarks.reference_models import build, lenet_forward
-from autopar.datasets import synthetic_fashion_mnist
 
 N0, N1 = "node0/cpu:0", "node1/cpu:0"
 
@@ -79,18 +80,7 @@ def test_a_failed_forward_on_a_node_fails_the_gradient_it_feeds(connected) -> No
 
 def test_lenet_with_one_replica_per_node_equals_one_device_on_the_whole_batch(connected) -> None:  # type: ignore[no-untyped-def]
     devices = [ap.Device(N0), ap.Device(N1)]
-    steps, lr = 2, 0.1
-    data = synthetic_fashion_mnist(1, n_train=steps * 16, n_test=0)
-    batches = list(data.train_iter(16, seed=1))
-    start = [ap.asarray(p.detach().numpy()) for p in build("lenet", seed=4).parameters()]
-    replicas = parallel.replicate(start, devices)
-    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=lr))
-    for x, y in batches[:steps]:
-        xs, ys = parallel.split_and_load(x, devices), parallel.split_and_load(y, devices)
-        with autograd.record():
-            losses = [F.cross_entropy(lenet_forward(a, p, nnf=F), t) for a, t, p in zip(xs, ys, replicas)]
-        trainer.step(losses)
-    want = _reference_steps(batches, steps, lr)
+    replicas, want = lenet_data_parallel(devices, steps=2, batch=16)
     for replica, device in zip(replicas, devices):
         for ours, theirs in zip(replica, want):
             assert ours.device == device
@@ -106,3 +96,29 @@ def test_train_cli_trains_across_nodes(connected) -> None:  # type: ignore[no-un
     assert "devices: node0/cpu:0, node1/cpu:0 (one device on each of two cluster nodes)" in out
     two = out[out.index("2 devices (node0/cpu:0, node1/cpu:0), global batch 32"):]
     assert "epoch 1: loss" in two and "test acc" in two  # the data-parallel run trained and was tested
+
+
+def test_a_lost_node_fails_the_gradients_and_sums_that_needed_it_and_nothing_hangs(connected) -> None:  # type: ignore[no-untyped-def]
+    from autopar.cluster import _session
+
+    node = _session.node("node1")
+    w0, w1 = ap.ones(3, device=N0), ap.ones(3, device=N1)
+    for w in (w0, w1):
+        w.attach_grad()
+    with autograd.record():
+        l0, l1 = (w0 * 3.0).sum(), (w1 * w1).sum()
+    l1.wait_to_read()  # the forward ran on node1: its record is there
+    assert node.info is not None
+    os.kill(node.info.pid, signal.SIGKILL)
+    l0.backward()
+    l1.backward()
+    with pytest.raises(ap.NodeLostError, match="node1"):
+        w1.grad.numpy()
+    np.testing.assert_array_equal(w0.grad.numpy(), [3.0, 3.0, 3.0])  # the other node's gradient is unaffected
+    parallel.allreduce([w0.grad, w1.grad])
+    with pytest.raises(ap.NodeLostError, match="node1"):
+        w0.grad.numpy()  # its sum needed node1's gradient
+    with pytest.raises(ap.NodeLostError):
+        ap.waitall()
+    ap.waitall()  # returns: nothing hangs
+    autopar.cluster.connect(connected.address)  # the next test gets a fresh runtime on node1
