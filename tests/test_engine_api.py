@@ -50,6 +50,23 @@ def test_a_var_read_and_written_is_ordered_as_a_write(eng) -> None:  # type: ign
     assert seen == [0, 1]
 
 
+@pytest.mark.parametrize("order", ["written first", "written second"])
+def test_a_written_var_among_two_reads_is_a_read_write(eng, order: str) -> None:  # type: ignore[no-untyped-def]
+    # x += y's shape (two reads, one of them written): ordered as one write, and a failure on the written var
+    # stops the op (SPEC §4.2). Kept as a read beside the write, the op would wait for itself (WAITING forever);
+    # taken for an overwrite, it would run and clear the failure.
+    a, w = eng.Var(), eng.Var()
+    ran: list[str] = []
+    cpu = autopar.cpu(0)
+    eng_obj().push_checked(boom, (), (w,), cpu, 0, "first", "compute", True)  # fails on the caller, at once
+    reads = (w, a) if order == "written first" else (a, w)
+    op = eng_obj().push_checked(lambda: ran.append("update"), reads, (w,), cpu, 0, "update", "compute", True)
+    assert op.state is engine.OpState.SKIPPED, op  # decided at push: both vars were free, w had failed
+    assert ran == [] and w.failure is not None
+    with pytest.raises(Boom, match="'first'"):
+        eng.wait_for_var(w)
+
+
 # -- overwrites (SPEC §4.2): run on a failed var, and clear it ------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 
@@ -76,6 +77,33 @@ def test_binary_with_python_scalars_both_sides(fn, name) -> None:  # type: ignor
     x = rand(3, 2)
     check(fn(ap.array(x), 2.5), fn(x, np.float32(2.5)))
     check(fn(3.0, ap.array(x)), fn(np.float32(3.0), x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64", "int8", "int64"])
+def test_a_repeated_number_gives_the_value_of_each_number_it_is_given(dtype: str) -> None:
+    # x + 1 reuses a 0-d tensor of the number once the same object comes twice (_plan's note): a reuse chosen by
+    # equality would give -0.0's sign to 0.0, one kept past a new object the old value; on arrays of three shapes.
+    numbers: list[object] = [1, 1, True, True, 3, 3, 1]
+    if dtype[0] in "fc":
+        numbers += [0.0, 0.0, -0.0, -0.0, 0.0, 2.5, 2.5, -0.0]
+    small, large = np.array([1, -2, 3, 0], dtype=dtype), np.arange(-50, 50).astype(dtype)
+    for number, op, base in itertools.product(numbers, (operator.add, operator.mul, operator.sub, operator.eq),
+                                              (small, large, small[0])):  # fmt: skip
+        if op is operator.sub and number is True:
+            continue
+        got = op(ap.asarray(base), number).numpy()
+        want = op(base, np.asarray(number, dtype=dtype))
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), (op, number, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want, err_msg=f"{op.__name__}(x, {number!r}) in {dtype}")
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real), err_msg=f"{op.__name__}(x, {number!r})")
+
+
+def test_a_repeated_int_beyond_int64_fails_as_it_did_the_first_time() -> None:
+    # no 0-d tensor can hold it (torch.tensor raises ValueError): the number goes to the kernel as before
+    x, big = ap.ones(2), 2**70
+    for _ in range(3):  # the second sees the same object again
+        with pytest.raises(OverflowError, match="int too big"):
+            (x + big).numpy()
 
 
 def test_integer_rules() -> None:

@@ -20,9 +20,11 @@ array), and those go through the same four steps:
    the op.
 3. **allocate**: result arrays with new storages (no tensor yet), whose
    shape and dtype are known at once.
-4. **push**: one closure that reads the inputs' tensors, casts them to the
+4. **push**: one function that reads the inputs' tensors, casts them to the
    computation dtypes, calls the kernel, casts the result to the inferred
-   dtype and stores it, pushed by :func:`push` -- the only place the array
+   dtype and stores it (a closure; for ``x + 1`` and ``x + y``, a module
+   function bound with ``functools.partial``, which is cheaper to make),
+   pushed by :func:`push` -- the only place the array
    layer calls the engine. It reads the inputs' vars and writes the results'
    (and any extra var, like a random generator's). An op whose work is at
    most ``TINY_WORK`` may run on the calling thread when it is ready and its
@@ -45,6 +47,7 @@ result (SPEC §2): such calls block.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -200,36 +203,35 @@ def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: s
 
     The same four steps with nothing to decide: an elementwise kernel that
     takes a Python number (``OpDef.scalars``) returns a fresh contiguous
-    tensor for contiguous inputs, stored as it is.
+    tensor for contiguous inputs, stored as it is. A number given again (the
+    same object) reaches a torch kernel as the plan's 0-d tensor of it
+    (``_plan``'s note: the same result, half torch's cost).
     """
     result = _array.make(p.out_shapes[0], p.out_dtypes[0], first.device)
     source, out = first._storage, result._storage
-    kernel, kd, out_t = entry.kernel, p.kernel_dtypes[0], out.dtype.torch
+    reads: tuple[engine.Var, ...]
     if type(second) is _array.NDArray:
-        other, kd2 = second._storage, p.kernel_dtypes[1]
-
-        def run_pair() -> None:
-            t: Any = source.tensor
-            u: Any = other.tensor
-            if t.dtype is not kd:
-                t = t.to(kd)
-            if u.dtype is not kd2:
-                u = u.to(kd2)
-            r = kernel(t, u)
-            out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-        push(run_pair, (source.var, other.var), (out.var,), first.device, name or entry.name, "compute", p.small)
-        return result
-
-    def run() -> None:
-        t: Any = source.tensor
-        if t.dtype is not kd:
-            t = t.to(kd)
-        r = kernel(t, second)
-        out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-    push(run, (source.var,), (out.var,), first.device, name or entry.name, "compute", p.small)
+        other, kd2, reads = second._storage, p.kernel_dtypes[1], (source.var, second._storage.var)
+    else:
+        other, kd2, reads = p.kernel_number(second) if p.numbers_as_tensors else second, None, (source.var,)
+    run = partial(_run_binary, entry.kernel, source, p.kernel_dtypes[0], other, kd2, out, out.dtype.torch)
+    push(run, reads, (out.var,), first.device, name or entry.name, "compute", p.small)
     return result
+
+
+def _run_binary(kernel: Any, source: _views.Storage, kd: torch.dtype, other: Any, kd2: torch.dtype | None,
+                out: _views.Storage, out_t: torch.dtype) -> None:  # fmt: skip
+    """The engine op of ``_array_and_number`` (``other``: a storage read in ``kd2``, or a number), bound
+    with ``functools.partial``: one object to make, where a closure over these values is seven."""
+    t: Any = source.tensor
+    if t.dtype is not kd:
+        t = t.to(kd)
+    if kd2 is not None:
+        other = other.tensor
+        if other.dtype is not kd2:
+            other = other.to(kd2)
+    r = kernel(t, other)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:

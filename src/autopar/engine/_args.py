@@ -46,10 +46,14 @@ def split(reads: tuple[Var, ...], writes: tuple[Var, ...]) -> tuple[tuple[Var, .
             if len(unique) != len(reads):
                 reads = unique
         return reads, writes, ()
-    if len(reads) == 1 and len(writes) == 1:
-        if reads[0] is writes[0]:
-            return (), writes, writes
-        return reads, writes, ()
+    if len(writes) == 1:
+        w = writes[0]
+        if len(reads) == 1:
+            if reads[0] is w:
+                return (), writes, writes
+            return reads, writes, ()
+        if len(reads) == 2 and reads[0] is not reads[1] and reads[0] is not w and reads[1] is not w:
+            return reads, writes, ()  # x + y: two arrays read, a new one written
     written = set(writes)
     only: dict[Var, None] = {}
     both: dict[Var, None] = {}

@@ -81,8 +81,6 @@ class NaiveEngine(Pushing):
         with self._lock:
             self._pending += 1
             self._per_device[op.device] = self._per_device.get(op.device, 0) + 1
-            for var in op.writes:
-                var._writes_pushed += 1
             if _tracker.append(op):
                 self._ready.append(op)
             if _run.current_op() is None:

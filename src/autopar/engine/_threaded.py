@@ -79,8 +79,6 @@ class ThreadedEngine(Scheduling, Pushing):
                 self._wait_for_space_locked()
             self._pending += 1
             lane.pending += 1
-            for var in op.writes:
-                var._writes_pushed += 1
             if _tracker.append(op):
                 if self._streams_used or _failures.seen or op.fn is None:
                     ready: list[Op] = []

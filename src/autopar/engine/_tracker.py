@@ -6,6 +6,10 @@ Every var keeps three things:
 - ``_writing``: whether a granted write has not finished;
 - ``_queue``: the requests not yet granted, as ``(op, is_write)`` in push order.
 
+(``append`` also counts the writes pushed to a var, ``_writes_pushed``, in the
+loop it walks anyway: the waits compare it with ``version``. The rules below
+never read it.)
+
 The rules, for one var:
 
 - a read is granted at once when no write is granted or queued before it;
@@ -53,7 +57,8 @@ if TYPE_CHECKING:
 
 
 def append(op: Op) -> bool:
-    """Enqueue ``op`` on the queues of its vars; return True when it is ready at once."""
+    """Enqueue ``op`` on the queues of its vars (and count its writes pushed to each,
+    ``Var.pending_writes``); return True when it is ready at once."""
     pending = 0
     for var in op.reads:
         if not var._writing and not var._queue:
@@ -62,6 +67,7 @@ def append(op: Op) -> bool:
             _queue_of(var).append((op, False))
             pending += 1
     for var in op.writes:
+        var._writes_pushed += 1
         if not var._writing and not var._reading and not var._queue:
             var._writing = True
         else:
