@@ -8,6 +8,7 @@ and connects again.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from test_data_parallel import lenet_data_parallel
 import autopar as ap
 import autopar.cluster
 from autopar import autograd, parallel
+from autopar.arrays._autograd import Leaf
 
 N0, N1 = "node0/cpu:0", "node1/cpu:0"
 
@@ -76,6 +78,35 @@ def test_a_failed_forward_on_a_node_fails_the_gradient_it_feeds(connected) -> No
     loss.backward()
     with pytest.raises(FloatingPointError, match="bad batch"):
         w.grad.numpy()
+
+
+def _record_keys(head) -> set[int]:  # type: ignore[no-untyped-def]
+    """The keys of the node's records that ``head`` was computed through."""
+    keys, stack = set(), [head._ag.node]
+    while stack:
+        node = stack.pop()
+        keys.add(node.remote.key)
+        stack.extend(ag.node for ag in node.inputs if type(ag) is not Leaf)
+    return keys
+
+
+def test_a_nodes_records_are_kept_while_the_graph_lives_and_freed_when_it_is_dropped(connected) -> None:  # type: ignore[no-untyped-def]
+    from autopar.cluster import _session
+
+    node = _session.node("node1")
+    w = ap.asarray(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32), device=N1)
+    w.attach_grad()
+    with autograd.record():
+        loss = (w * w + 1.0).sum()
+    ap.waitall()
+    keys = _record_keys(loss)
+    assert len(keys) == 3 and keys <= set(node.keys())  # mul, add, sum: recorded there
+    loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0, 6.0, 8.0])
+    del loss
+    gc.collect()
+    held = set(node.keys())  # sends the freed keys first
+    assert not keys & held and w.grad._storage.key in held  # the records went; the gradient stays
 
 
 def test_lenet_with_one_replica_per_node_equals_one_device_on_the_whole_batch(connected) -> None:  # type: ignore[no-untyped-def]
