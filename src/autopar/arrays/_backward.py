@@ -188,7 +188,10 @@ class _Pass:
         push_gradient(node, outs, targets, self.retain)
 
 
-def gradient_vars(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]]) -> tuple[tuple[engine.Var, ...], tuple[engine.Var, ...]]:  # fmt: skip
+Vars = tuple[engine.Var, ...]
+
+
+def gradient_vars(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]]) -> tuple[Vars, Vars]:
     """What the gradient op of ``node`` reads and writes: ``outs`` its results' gradients (``None``,
     ``ONES`` or the accumulators), ``targets`` its inputs' accumulators and whether each adds."""
     reads: list[engine.Var] = [o._storage.var for o in outs if o is not None and o is not ONES]
@@ -201,7 +204,7 @@ def gradient_vars(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, 
     return tuple(reads), tuple(writes)
 
 
-def push_gradient(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]], retain: bool) -> tuple[engine.Var, ...]:  # fmt: skip
+def push_gradient(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]], retain: bool) -> Vars:
     """Push the gradient op of ``node`` on this process's engine; return the vars it writes.
 
     (A node runtime calls this too, for the driver's gradient calls: the same op on the node's record.)

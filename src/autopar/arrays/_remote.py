@@ -183,7 +183,8 @@ def _push(
 
     The op holds its storages until it finishes (so none is freed under it);
     an input held by another runtime -- the node's runtime was lost and
-    started again since -- fails it with the lost runtime's NodeLostError.
+    started again since -- fails it with the lost runtime's NodeLostError
+    (whichever of the two was lost).
     """
     keep = (inputs, outputs)
 
@@ -191,6 +192,7 @@ def _push(
         for s in keep[0]:
             if s.runtime is not runtime:
                 s.runtime.check()
+                runtime.check()  # a gradient op of a record the lost runtime held, into a fresh runtime's .grad
                 raise DeviceError(f"{label}: an operand is held by {s.runtime.name}, not {runtime.name}")
         runtime.submit(call, complete, on_value)
 
