@@ -193,17 +193,6 @@ def test_allreduce_across_nodes_and_the_driver_sums_into_every_array(connected) 
     assert [a.device for a in arrays] == devices
 
 
-def test_gradients_on_a_nodes_device_raise_at_the_call_instead_of_going_missing(connected) -> None:  # type: ignore[no-untyped-def]
-    from autopar import autograd
-
-    w = ap.ones((2, 2), device=N1)
-    w.attach_grad()
-    with autograd.record():
-        with pytest.raises(NotImplementedError, match=r"matmul on node1/cpu:0: gradients of ops on a cluster node's"):
-            w @ w
-    np.testing.assert_array_equal((w @ w).numpy(), np.full((2, 2), 2.0))  # outside record(): an ordinary op
-
-
 def test_dropped_remote_arrays_are_freed_on_their_node(connected) -> None:  # type: ignore[no-untyped-def]
     from autopar.cluster import _session
 

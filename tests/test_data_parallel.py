@@ -87,10 +87,10 @@ def _reference_steps(batches: list, steps: int, lr: float) -> list[np.ndarray]: 
     return [p.detach().numpy() for p in model.parameters()]
 
 
-def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices) -> None:  # type: ignore[no-untyped-def]
-    steps, lr = 3, 0.1
-    data = synthetic_fashion_mnist(1, n_train=steps * 32, n_test=0)
-    batches = list(data.train_iter(32, seed=1))
+def lenet_data_parallel(devices, steps: int, batch: int, lr: float = 0.1):  # type: ignore[no-untyped-def]
+    """LeNet trained ``steps`` steps with DataParallel on ``devices``: its replicas, and the reference's parameters."""
+    data = synthetic_fashion_mnist(1, n_train=steps * batch, n_test=0)
+    batches = list(data.train_iter(batch, seed=1))
     start = [ap.asarray(p.detach().numpy()) for p in build("lenet", seed=4).parameters()]
     replicas = parallel.replicate(start, devices)
     trainer = parallel.DataParallel(replicas, parallel.sgd(lr=lr))
@@ -99,7 +99,11 @@ def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices) -> N
         with autograd.record():
             losses = [F.cross_entropy(lenet_forward(a, p, nnf=F), t) for a, t, p in zip(xs, ys, replicas)]
         trainer.step(losses)
-    want = _reference_steps(batches, steps, lr)
+    return replicas, _reference_steps(batches, steps, lr)
+
+
+def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices) -> None:  # type: ignore[no-untyped-def]
+    replicas, want = lenet_data_parallel(devices, steps=3, batch=32)
     for replica in replicas:
         for ours, theirs in zip(replica, want):
             np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-4, atol=1e-5)

@@ -190,11 +190,12 @@ class Node:
     ``outputs`` the results' storages (``None`` for a result that carries no
     gradient). ``saved`` is set by the forward op: the results as torch
     computed them (with their graph) and the leaves it ran on. A view node
-    (``rel`` set) saves nothing.
+    (``rel`` set) saves nothing. For an op on a cluster node's device,
+    ``remote`` names the node's own record of it, which holds ``saved``.
     """
 
     __slots__ = ("entry", "static", "name", "device", "lane", "inputs", "positions", "in_meta", "reads", "outputs",
-                 "saved", "rel", "seq", "always", "consumed")  # fmt: skip
+                 "saved", "rel", "seq", "always", "consumed", "remote")  # fmt: skip
 
     def __init__(self, entry: OpDef | None, name: str, device: Device, lane: str, always: bool) -> None:
         self.entry = entry
@@ -212,6 +213,7 @@ class Node:
         self.seq = next(_seq)
         self.always = always
         self.consumed = False
+        self.remote: Any = None  # on a cluster node's device: the node's record of the op (_remote_grad.py)
 
     def __repr__(self) -> str:
         return f"<Node {self.name} #{self.seq} on {self.device}>"

@@ -42,7 +42,7 @@ ONES = _Ones()
 def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, retain_graph: bool = False,
              create_graph: bool = False, what: str = "backward") -> None:  # fmt: skip
     """Push the gradient ops of everything ``heads`` were computed from; return at once."""
-    from autopar.arrays._array import NDArray, make
+    from autopar.arrays._array import NDArray
 
     if create_graph:
         raise NotImplementedError(f"{what}: create_graph=True (higher-order gradients) is not supported")
@@ -64,13 +64,20 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
     if not retain_graph:
         for node in nodes:
             node.consumed = True
-    pass_ = _Pass(make, retain_graph)
+    pass_ = _Pass(_alloc, retain_graph)
     for head, g in seeds:
         pass_.contribute(head._ag, g)
     for node in sorted(nodes, key=lambda n: n.seq, reverse=True):
         pass_.push_node(node)
     for leaf, grad in pass_.created:  # only now: a pass interrupted midway leaves no .grad nothing will write
         leaf.grad = grad
+
+
+def _alloc(shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+    """An accumulator, written by its first contribution: here, or held by a cluster node's runtime."""
+    from autopar.arrays import _array, _remote
+
+    return _array.make(shape, dtype, device) if device.node is None else _remote.alloc(shape, dtype, device)
 
 
 def _head_grad(what: str, head: Any, g: Any) -> Any:
@@ -150,6 +157,11 @@ class _Pass:
             dest, how = self.target(ag, storage.shape, storage.dtype, storage.device)
         else:
             dest, how = self.target(ag, ag.shape, ag.dtype, ag.device)
+        if dest.device.node is not None:
+            raise NotImplementedError(
+                f"backward: a head that is a leaf, or two heads computed by one op, on {dest.device} (a cluster "
+                f"node's device) is not supported; sum the heads into one array first"
+            )
         source = None if g is ONES else g._storage
         meta = (dest.shape, dest.dtype.torch, dest.device.torch_device)
         view = dest._view
@@ -167,20 +179,43 @@ class _Pass:
         outs = [self.acc.pop((id(node), i), None) for i in range(len(node.outputs))]
         if all(o is None for o in outs):
             return
-        targets = []
-        for ag, (shape, dtype, device) in zip(node.inputs, node.in_meta):
-            dest, how = self.target(ag, shape, dtype, device)
-            targets.append((dest._storage, dest._view, how, (shape, dtype.torch, device.torch_device)))
-        reads: list[engine.Var] = [o._storage.var for o in outs if o is not None and o is not ONES]
-        reads.extend(node.reads)
-        writes = []
-        for storage, view, how, _ in targets:
-            writes.append(storage.var)
-            if how == ADD or view is not None:  # a gradient that is part of a storage (a bucket) keeps the rest
-                reads.append(storage.var)
-        grads = [None if o is None else ONES if o is ONES else o._storage for o in outs]
-        fn = _view_gradient(node, grads[0], targets) if node.rel is not None else _gradient(node, grads, targets, self.retain)
-        push(fn, tuple(reads), tuple(writes), node.device, f"backward {node.name}", node.lane)
+        targets = [self.target(ag, *meta) for ag, meta in zip(node.inputs, node.in_meta)]
+        if node.device.node is not None:  # a cluster node's device: one call to the node (_remote_grad.py)
+            from autopar.arrays import _remote_grad
+
+            _remote_grad.push(node, outs, targets, self.retain)
+            return
+        push_gradient(node, outs, targets, self.retain)
+
+
+Vars = tuple[engine.Var, ...]
+
+
+def gradient_vars(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]]) -> tuple[Vars, Vars]:
+    """What the gradient op of ``node`` reads and writes: ``outs`` its results' gradients (``None``,
+    ``ONES`` or the accumulators), ``targets`` its inputs' accumulators and whether each adds."""
+    reads: list[engine.Var] = [o._storage.var for o in outs if o is not None and o is not ONES]
+    reads.extend(node.reads)
+    writes = []
+    for dest, how in targets:
+        writes.append(dest._storage.var)
+        if how == ADD or dest._view is not None:  # a gradient that is part of a storage (a bucket) keeps the rest
+            reads.append(dest._storage.var)
+    return tuple(reads), tuple(writes)
+
+
+def push_gradient(node: Node, outs: Sequence[Any], targets: Sequence[tuple[Any, int]], retain: bool) -> Vars:
+    """Push the gradient op of ``node`` on this process's engine; return the vars it writes.
+
+    (A node runtime calls this too, for the driver's gradient calls: the same op on the node's record.)
+    """
+    reads, writes = gradient_vars(node, outs, targets)
+    metas = [(shape, dtype.torch, device.torch_device) for shape, dtype, device in node.in_meta]
+    tgts = [(dest._storage, dest._view, how, meta) for (dest, how), meta in zip(targets, metas)]
+    grads = [None if o is None else ONES if o is ONES else o._storage for o in outs]
+    fn = _view_gradient(node, grads[0], tgts) if node.rel is not None else _gradient(node, grads, tgts, retain)
+    push(fn, reads, writes, node.device, f"backward {node.name}", node.lane)
+    return writes
 
 
 def _grad_tensor(source: Any, like: torch.Tensor) -> torch.Tensor:

@@ -29,12 +29,13 @@ the transport differs. Calls, as sent (tuples, for compact pickles):
 
 | call                                                       | on the node                                  |
 |------------------------------------------------------------|----------------------------------------------|
-| ``("bind", name, operands, static, out_keys, device, lane, label)`` | ``bind`` a table entry; the results under ``out_keys`` |
+| ``("bind", name, operands, static, out_keys, device, lane, label, record)`` | ``bind`` a table entry; the results under ``out_keys``; ``record``: see ``_remote_grad.py`` |
 | ``("into", name, target, operands, static, what, casting, device, lane)`` | ``bind_into``: write through the target's view |
 | ``("copy", operand, key, device)``                         | to another device of the same node           |
 | ``("write", key, device)`` with ``data``                   | host data (NumPy, or a CPU tensor) onto ``device`` |
 | ``("read", operand)``                                      | the value, as NumPy (a tensor for bfloat16)  |
 | ``("seed", device, n)``                                    | seed the device's random generator           |
+| ``("grad", record, grads, targets, retain, device, lane, label)`` | one gradient op (``_remote_grad.py``)   |
 
 An operand is ``(key, view)`` -- ``view`` ``None`` for the whole storage, else
 ``(offset, shape, strides)`` -- or a Python number. A target is ``(key, view,
@@ -154,6 +155,12 @@ def _make(shape: tuple[int, ...], dtype: DType, device: Device, b: Backend, runt
     return _array.make(shape, dtype, device, storage)
 
 
+def alloc(shape: tuple[int, ...], dtype: DType, device: Device) -> Any:
+    """An array on cluster device ``device`` that nothing has written yet (its first writer makes it there)."""
+    b = _backend(device)
+    return _make(shape, dtype, device, b, b.runtime(device))
+
+
 def operand(a: Any) -> tuple[Key, Any]:
     """How a call names array ``a``: its key, and its view as data (None: the whole storage)."""
     v = a._view
@@ -176,7 +183,8 @@ def _push(
 
     The op holds its storages until it finishes (so none is freed under it);
     an input held by another runtime -- the node's runtime was lost and
-    started again since -- fails it with the lost runtime's NodeLostError.
+    started again since -- fails it with the lost runtime's NodeLostError
+    (whichever of the two was lost).
     """
     keep = (inputs, outputs)
 
@@ -184,6 +192,7 @@ def _push(
         for s in keep[0]:
             if s.runtime is not runtime:
                 s.runtime.check()
+                runtime.check()  # a gradient op of a record the lost runtime held, into a fresh runtime's .grad
                 raise DeviceError(f"{label}: an operand is held by {s.runtime.name}, not {runtime.name}")
         runtime.submit(call, complete, on_value)
 
@@ -193,12 +202,7 @@ def _push(
 def bind(entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], device: Device, lane: str,
          state: tuple[engine.Var, ...], label: str) -> Any:  # fmt: skip
     """Step 4 of ``_dispatch.bind`` for a remote device: allocate the results there, push the call."""
-    if _autograd.used and _autograd.recording(entry, args, static, plan.out_dtypes, device, lane, label) is not None:
-        raise NotImplementedError(
-            f"{label} on {device}: gradients of ops on a cluster node's device are not supported yet (the "
-            f"recorded graph would live on the node); record on this machine's devices (x.to('cpu:0')), or run "
-            f"the op outside autograd.record() / on arrays that do not require grad"
-        )
+    node = _autograd.recording(entry, args, static, plan.out_dtypes, device, lane, label) if _autograd.used else None
     b = _backend(device)
     runtime = b.runtime(device)
     outs = [_make(s, d, device, b, runtime) for s, d in zip(plan.out_shapes, plan.out_dtypes)]
@@ -206,7 +210,13 @@ def bind(entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], d
     inputs = [a._storage for a in args if type(a) is NDArray]
     storages = [o._storage for o in outs]
     operands = tuple([operand(a) if type(a) is NDArray else a for a in args])
-    call = ("bind", entry.name, operands, static, tuple([s.key for s in storages]), device.local_name, lane, label)
+    record = None
+    if node is not None:  # the node records the op under a key of its own; this record names it
+        record = (b.new_key(), node.positions)
+        _autograd.attach(node, outs, args)
+        node.remote = _remote_grad.Record(runtime, record[0])
+    call = ("bind", entry.name, operands, static, tuple([s.key for s in storages]), device.local_name, lane, label,
+            record)  # fmt: skip
     reads = (*[s.var for s in inputs], *state)
     writes = (*[s.var for s in storages], *state)
     on_value = None
@@ -217,7 +227,8 @@ def bind(entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], d
                 s.shape = tuple(shape)
                 s._strides = None
 
-    _push(runtime, call, inputs, storages, reads, writes, device, lane, label, on_value)
+    held = storages if node is None else [*storages, node.remote]  # the record's key is not freed before it is made
+    _push(runtime, call, inputs, held, reads, writes, device, lane, label, on_value)
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
         for o in outs:
@@ -333,11 +344,16 @@ def start(call: tuple[Any, ...], slots: dict[Key, Any], data: Any = None) -> Cal
     """
     kind = call[0]
     if kind == "bind":
-        _, name, operands, static, out_keys, device, lane, label = call
+        _, name, operands, static, out_keys, device, lane, label = call[:8]
+        record = call[8] if len(call) > 8 else None  # (key, positions): record the op under key (_remote_grad.py)
         entry = TABLE[name]
         args = [_local(o, slots) if type(o) is tuple else o for o in operands]
+        if record is not None:
+            args = _remote_grad.leaves(args, record[1])
         out = _dispatch.bind(entry, args, static, device=_device(device), lane=lane, name=label)
         outs = out if type(out) is tuple else (out,)
+        if record is not None:
+            _remote_grad.keep(outs, record[0], slots)
         for key, arr in zip(out_keys, outs):
             slots[key] = arr
         var = outs[0]._storage.var
@@ -373,13 +389,15 @@ def start(call: tuple[Any, ...], slots: dict[Key, Any], data: Any = None) -> Cal
         slots[key] = arr
         var = arr._storage.var
         return lambda: engine.wait_for_var(var)
+    if kind == "grad":
+        return _remote_grad.start(call, slots)
     if kind == "seed":
         from autopar.arrays import _random
 
         _, device, n = call
         _random.seed_device(_device(device), n)
         return _nothing
-    raise ValueError(f"unknown remote call {kind!r}; expected bind, into, read, write, copy or seed")
+    raise ValueError(f"unknown remote call {kind!r}; expected bind, into, read, write, copy, grad or seed")
 
 
 def _nothing() -> None:
@@ -406,4 +424,4 @@ def _local(o: tuple[Key, Any], slots: dict[Key, Any]) -> Any:
     return _array.view_of(base, _views.View(*view))
 
 
-from autopar.arrays import _array, _copy, _creation, _dispatch  # noqa: E402
+from autopar.arrays import _array, _copy, _creation, _dispatch, _remote_grad  # noqa: E402

@@ -1,4 +1,4 @@
-"""``--cluster ADDRESS`` for ``autopar demo`` and ``autopar bench``: join a cluster for the command, then leave.
+"""``--cluster ADDRESS`` for ``autopar demo``, ``bench`` and ``train``: join a cluster for the command, then leave.
 
 ``local`` starts a local 2-node Ray cluster on this machine, bound to
 127.0.0.1, 1 CPU per node (``autopar.cluster.LocalCluster``), and stops it

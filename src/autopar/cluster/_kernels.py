@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-KINDS = ("bind", "into", "read", "write", "copy", "seed")
+KINDS = ("bind", "into", "read", "write", "copy", "seed", "grad")
 USER_CODE_OP = "call"  # the table entry whose static `fn` is the user's own function
 
 
