@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import autopar as ap
+from _helpers import run_python
 
 
 def products(x: ap.NDArray, n: int = 50) -> list[ap.NDArray]:
@@ -34,22 +35,45 @@ def test_each_cpu_device_uses_its_share_of_the_cores(two_cpus) -> None:  # type:
     assert sum(seen) >= 2
 
 
+SIDE_BY_SIDE = """
+import time
+import autopar as ap
+ap.set_cpu_devices(2)
+d0, d1 = ap.cpu(0), ap.cpu(1)
+
+def products(x, n=50):
+    return [x.dot(x) for _ in range(n)]
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+# Products of 480x480 (about 5 ms each on one thread): the driver's per-op cost stays a small share.
+x0 = ap.random.uniform(size=(480, 480), device=d0)
+x1 = ap.random.uniform(size=(480, 480), device=d1)
+products(x0, 5), products(x1, 5)
+ap.waitall()  # warm up both lanes
+best = 10.0
+for _ in range(5):  # the machine is shared: the best of up to five
+    t0 = timed(lambda: (products(x0), ap.waitall()))
+    t1 = timed(lambda: (products(x1), ap.waitall()))
+    both = timed(lambda: (products(x0), products(x1), ap.waitall()))
+    best = min(best, both / (t0 + t1))
+    if best < 0.75:
+        break
+print(best)
+"""
+
+
 @pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="needs two cores")
-def test_two_cpu_devices_run_side_by_side(two_cpus) -> None:  # type: ignore[no-untyped-def]
-    # Products of 480x480 (about 5 ms each on one thread): the per-op cost of the driver and the GIL stays
-    # a small share, so a loaded machine moves the ratio little; one lane for both gives about 1.0.
-    x0 = ap.random.uniform(size=(480, 480), device=two_cpus[0])
-    x1 = ap.random.uniform(size=(480, 480), device=two_cpus[1])
-    products(x0, 5), products(x1, 5)
-    ap.waitall()  # warm up both lanes
-    best = 10.0
-    for _ in range(5):  # the machine is shared: the best of up to five
-        t0 = timed(lambda: (products(x0), ap.waitall()))
-        t1 = timed(lambda: (products(x1), ap.waitall()))
-        both = timed(lambda: (products(x0), products(x1), ap.waitall()))
-        best = min(best, both / (t0 + t1))
-        if best < 0.75:
-            break
+def test_two_cpu_devices_run_side_by_side() -> None:
+    # In a fresh interpreter: a timing figure of the engine alone, not of the state that a thousand
+    # earlier tests leave in this process (in full CI runs it read 0.86-0.97 here, 0.6-0.75 alone).
+    # One lane for both devices gives about 1.0.
+    done = run_python(SIDE_BY_SIDE, timeout=120)
+    assert done.returncode == 0, done.stderr
+    best = float(done.stdout.split()[-1])
     assert best < 0.85, f"both together took {best:.2f} of the two apart: no parallelism"
 
 
