@@ -13,7 +13,7 @@ import torch
 import autopar as ap
 import autopar.cluster
 from autopar.cluster import _kernels, _session
-from autopar.cluster._runtime import NodeRuntime, pick_cores
+from autopar.cluster._runtime import NodeRuntime, pick_cores, pin_process
 
 # -- without a cluster --------------------------------------------------------------------------
 
@@ -44,7 +44,20 @@ def test_the_gate_lets_through_only_the_op_table_and_the_users_call_functions() 
                     "cpu:0", "compute", "full"))  # fmt: skip  # a dtype is data, not code
 
 
-def test_a_runtime_runs_calls_in_process_through_the_op_table() -> None:
+@pytest.fixture
+def process_settings_kept():  # type: ignore[no-untyped-def]
+    """A runtime pins its process to its node's cores and sets torch's threads (right in an actor):
+    built in the test process, it must not leave every later test (and their subprocesses) on one core."""
+    import os
+
+    cores, threads = sorted(os.sched_getaffinity(0)), torch.get_num_threads()
+    yield
+    pin_process(cores)
+    torch.set_num_threads(threads)
+    ap.set_cpu_devices(1)
+
+
+def test_a_runtime_runs_calls_in_process_through_the_op_table(process_settings_kept) -> None:  # type: ignore[no-untyped-def]
     """The actor's body, without Ray: what the driver's calls do on a node."""
     rt = NodeRuntime("nodeX", 1, 0)
     a = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -68,9 +68,9 @@ print(best)
 
 @pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="needs two cores")
 def test_two_cpu_devices_run_side_by_side() -> None:
-    # In a fresh interpreter: a timing figure of the engine alone, not of the state that a thousand
-    # earlier tests leave in this process (in full CI runs it read 0.86-0.97 here, 0.6-0.75 alone).
-    # One lane for both devices gives about 1.0.
+    # In a fresh interpreter: a timing figure of the engine alone, not of what earlier tests leave in
+    # this process (an in-process node runtime once left it pinned to one core). One lane for both
+    # devices gives about 1.0.
     done = run_python(SIDE_BY_SIDE, timeout=120)
     assert done.returncode == 0, done.stderr
     best = float(done.stdout.split()[-1])
