@@ -143,10 +143,16 @@ class RemoteStorage(_views.Storage):
         self.key = key
 
     def __del__(self) -> None:
-        try:
-            self.runtime.discard(self.key)
-        except Exception:  # noqa: BLE001 - at interpreter exit the runtime may be half gone
-            pass
+        release(self.runtime, self.key)
+
+
+def release(runtime: Runtime, key: Key) -> None:
+    """Free ``key`` on its node (from a ``__del__``: quietly, since at interpreter exit the runtime may be
+    half gone)."""
+    try:
+        runtime.discard(key)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _make(shape: tuple[int, ...], dtype: DType, device: Device, b: Backend, runtime: Runtime) -> Any:

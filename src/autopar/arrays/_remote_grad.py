@@ -63,10 +63,7 @@ class Record:
         self.key = key
 
     def __del__(self) -> None:
-        try:
-            self.runtime.discard(self.key)
-        except Exception:  # noqa: BLE001 - at interpreter exit the runtime may be half gone
-            pass
+        _remote.release(self.runtime, self.key)
 
 
 # -- the driver's side ----------------------------------------------------------------------------
