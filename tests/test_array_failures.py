@@ -134,31 +134,43 @@ def test_a_partial_update_of_a_failed_array_still_fails() -> None:
         bad.numpy()
 
 
-def test_whole_writes_are_overwrites_and_partial_writes_read_the_target() -> None:
+def test_whole_writes_are_overwrites_and_partial_writes_read_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the array layer declares to the engine (the mutation caught: a whole write
     listing its target among the reads, or a partial one not listing it)."""
-    from autopar.arrays import _dispatch
-
     seen: list[tuple[int, int]] = []
-    real = _dispatch.push
+    eng = ap.engine.current_engine()
+    push_checked, push_small = eng.push_checked, eng.push_small
 
-    def spy(fn, reads, writes, device, name, lane="compute", inline=False):  # type: ignore[no-untyped-def]
+    def note(reads, writes):  # type: ignore[no-untyped-def]
         if any(v is target_var for v in writes):
             seen.append((sum(v is target_var for v in reads), sum(v is target_var for v in writes)))
-        real(fn, reads, writes, device, name, lane, inline)
+
+    small: list[bool] = []
+
+    def spy_checked(fn, reads, writes, *rest):  # type: ignore[no-untyped-def]
+        if not small:  # the naive engine's push_small pushes through push_checked: counted once
+            note(reads, writes)
+        return push_checked(fn, reads, writes, *rest)
+
+    def spy_small(fn, args, reads, writes, device, name, lane="compute", one_thread=False, rw=None):  # type: ignore[no-untyped-def]
+        note(reads if rw is None else (*reads, *rw), writes)
+        small.append(True)
+        try:
+            push_small(fn, args, reads, writes, device, name, lane, one_thread, rw)
+        finally:
+            small.pop()
 
     x = ap.zeros(4)
     target_var = x._storage.var
-    _dispatch.push = spy
-    try:
-        x[...] = 1.0
-        x[:] = ap.ones(4)
-        ap.arange(4.0).copyto(x)
-        x[1] = 3.0
-        x[::2] = 0.0
-        x += 1
-    finally:
-        _dispatch.push = real
+    monkeypatch.setattr(eng, "push_checked", spy_checked)
+    monkeypatch.setattr(eng, "push_small", spy_small)
+    x[...] = 1.0
+    x[:] = ap.ones(4)
+    ap.arange(4.0).copyto(x)
+    x[1] = 3.0
+    x[::2] = 0.0
+    x += 1
+    monkeypatch.undo()
     assert seen == [(0, 1), (0, 1), (0, 1), (1, 1), (1, 1), (1, 1)]
     assert x.tolist() == [1.0, 4.0, 1.0, 4.0]
 

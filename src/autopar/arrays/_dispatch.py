@@ -13,30 +13,69 @@ array), and those go through the same four steps:
 2. **infer**: the entry's dtype rule gives the result dtypes and the dtype
    each input reaches the kernel in; its shape rule -- or torch meta tensors
    (``_infer``) -- gives the result shapes; its work rule says whether the
-   op is small enough to run on the calling thread. The answers form a
-   :class:`Plan`, cached per (op, input dtypes and shapes, kinds of Python
-   numbers, static parameters): a repeated call costs one dict lookup here.
-   Every error a shape or dtype can reveal is raised in this step, naming
-   the op.
+   op is small. The answers form a :class:`~autopar.arrays._plan.Plan`,
+   cached per (op, input dtypes and shapes, kinds of Python numbers, static
+   parameters): a repeated call costs one dict lookup here (the *plan
+   cache*, ``_plan.py``). Every error a shape or dtype can reveal is raised
+   in this step, naming the op.
 3. **allocate**: result arrays with new storages (no tensor yet), whose
    shape and dtype are known at once.
 4. **push**: one function that reads the inputs' tensors, casts them to the
-   computation dtypes, calls the kernel, casts the result to the inferred
-   dtype and stores it (a closure; for ``x + 1`` and ``x + y``, a module
-   function bound with ``functools.partial``, which is cheaper to make),
-   pushed by :func:`push` -- the only place the array
-   layer calls the engine. It reads the inputs' vars and writes the results'
-   (and any extra var, like a random generator's). An op whose work is at
-   most ``TINY_WORK`` may run on the calling thread when it is ready and its
-   lane idle (``inline``); CUDA ops never do. On a cluster node's device
-   (``node1/cpu:0``) step 4 sends the op there instead: another push
-   target, registered by the cluster layer (``_interpreters.remote``),
-   the same four steps.
+   computation dtypes, calls the kernel and stores the result, pushed by
+   ``push`` -- the only place the array layer calls the engine -- reading
+   the inputs' vars and writing the results' (and any extra var, like a
+   random generator's). A *small* op (work at most ``TINY_WORK``, not on
+   CUDA) goes to the engine's ``push_small``: it runs at once on the calling
+   thread when it can, else it is bulked with the small ops pushed right
+   after it (``engine/_bulk.py``).
+
+Interpreters
+~~~~~~~~~~~~
+Steps 1 and 2 are everyone's; steps 3 and 4 belong to an *interpreter*
+(JAX's ``bind`` and its stack of traces). After planning, ``bind`` hands
+the call to the first of:
+
+- **an interpreter active on this thread** (``_interpreters.current()``;
+  none by default): the slot of a tracing interpreter such as a capture.
+  It receives the entry, the plan, the operands and the static parameters
+  (and ``bind``'s placement options; for ``bind_into`` the target, the op's
+  name and casting rule) *before* anything is allocated or pushed, and
+  returns the results. It may record the call and run it below itself with
+  :func:`eager_bind` / :func:`eager_bind_into`, which take the plan and
+  skip the interpreter lookup. What the op reads and writes is its operands'
+  and results' storage vars (``a._storage.var``), plus ``state``.
+- **the remote interpreter**, for a device of a cluster node (chosen by the
+  device, ``_interpreters.remote``, registered by the cluster layer): the
+  same plan, the op sent to the node.
+- **the eager interpreter**: this process's engine. Its *lean paths* (below)
+  first, else ``_eager.bind`` / ``_eager.bind_into``, which handle every
+  case. Gradient recording is part of eager execution: a recorded call
+  (``_autograd.recording``) runs its kernel on leaves and keeps torch's graph
+  (``_eager._runner``); the lean paths never see a call that might record.
+
+Lean paths
+~~~~~~~~~~
+The operators' hot cases -- ``x + y``, ``x + 1``, ``1 - x``, ``x += y``,
+``x += 1`` with elementwise kernels that take a Python number (``scalars``)
+-- on whole, contiguous arrays of one host device, with no array that
+requires grad, skip the general runner: the plan says which case it is
+(``Plan.lean``), and the engine op is a module function bound with
+``functools.partial`` (one object to make) that reads the storages'
+tensors, casts them if the plan says so, and calls the kernel. A number
+given again (the same object) reaches a torch kernel as the plan's 0-d
+tensor of it, made in the kernel's dtype (``_plan``'s note); one given
+first (``1 - x``) always does. An in-place operator whose result has the
+target's dtype and shape writes with the kernel's ``out=`` (``Plan.inplace``)
+instead of a result and a copy: the target and the other operand are both
+whole storages, so they share memory only when they are the same storage,
+which torch's elementwise kernels allow -- except two storages that wrap
+outside memory (``from_torch``, ``asarray(copy=False)``), which take the
+general path.
 
 Writes into an existing array (in-place operators, ``x[k] = v``,
-``copyto(x)``) compute the out-of-place result first and copy it through
-the target's view (``_views.write``), so overlapping operands (``m += m.T``,
-``y[1:] = y[:-1]``) give NumPy's answer. A write that covers its whole
+``copyto(x)``) otherwise compute the out-of-place result first and copy it
+through the target's view (``_views.write``), so overlapping operands (``m +=
+m.T``, ``y[1:] = y[:-1]``) give NumPy's answer. A write that covers its whole
 storage is an *overwrite*: its var is written but not read, so the op runs
 even if the target had failed (SPEC §4.2); a partial write reads the target.
 
@@ -47,45 +86,27 @@ result (SPEC §2): such calls block.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from autopar import engine
-from autopar.arrays import _array, _autograd, _dtypes, _interpreters, _views
-from autopar.arrays._plan import TINY_WORK, plan
-from autopar.arrays._dtypes import DType
+from autopar.arrays import _autograd, _dtypes, _eager, _interpreters, _views
+from autopar.arrays._array import NDArray, make
+from autopar.arrays._eager import push  # noqa: F401  (re-exported: the one call into the engine)
+from autopar.arrays._plan import ARRAY_NUMBER, ARRAYS, NUMBER_ARRAY, TINY_WORK, Plan, _plans, plan
 from autopar.arrays._table import OpDef
+from autopar.arrays._views import Storage
 from autopar.devices import Device, cpu
 from autopar.errors import DeviceError
 
-if TYPE_CHECKING:
-    from autopar.arrays._array import NDArray
+__all__ = ["TINY_WORK", "binary", "binary_into", "bind", "bind_into", "eager_bind", "eager_bind_into", "push",
+           "same_device", "shape_of"]
 
 _EMPTY: dict[str, Any] = {}
-_SCALARS = (bool, int, float, complex)
 Shape = tuple[int, ...]
-
-
-def push(
-    fn: Callable[[], Any],
-    reads: tuple[engine.Var, ...],
-    writes: tuple[engine.Var, ...],
-    device: Device,
-    name: str,
-    lane: str = "compute",
-    inline: bool = False,
-) -> None:
-    """The one call from the array layer into the engine.
-
-    ``reads`` and ``writes`` may overlap (a var in both is read-write; one
-    only in ``writes`` is an overwrite); ``inline`` lets a ready op run on
-    the calling thread when its lane is idle.
-    """
-    eng = engine._engine or engine.current_engine()
-    eng.push_checked(fn, reads, writes, device, 0, name, lane, inline)
 
 
 def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
@@ -122,16 +143,24 @@ def bind(
     ``device`` places an op without array operands (creation, random draws),
     or names the device whose ``lane`` runs a copy; ``out_device`` is where the
     results live (default: where the op runs). ``state`` are vars the op reads
-    and updates besides its operands (a random generator's).
+    and updates besides its operands (a random generator's). ``inline=False``
+    keeps a small op off the calling thread (user functions).
     """
     p = plan(entry, args, static)
-    if p.array_and_number and device is None and out_device is None and not state and inline is None:
-        first, second = args
-        if first._view is None and first._storage.contiguous and first.device.kind != "cuda" and first.device.node is None and (
-            type(second) is not _array.NDArray
-            or second._view is None and second._storage.contiguous and second.device is first.device
-        ) and (not _autograd.used or first._ag is None and getattr(second, "_ag", None) is None):
-            return _array_and_number(entry, p, first, second, name)
+    if _interpreters.active:
+        tracer = _interpreters.current()
+        if tracer is not None:
+            return tracer.bind(entry, p, args, static, device=device, lane=lane, out_device=out_device, state=state,
+                               inline=inline, name=name)  # fmt: skip
+    if p.lean and device is None and out_device is None and not state and inline is None:
+        return binary(entry, args[0], args[1], name, p)
+    return eager_bind(entry, p, args, static, device, lane, out_device, state, inline, name)
+
+
+def eager_bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], device: Device | None = None,
+               lane: str = "compute", out_device: Device | None = None, state: tuple[engine.Var, ...] = (),
+               inline: bool | None = None, name: str | None = None) -> Any:  # fmt: skip
+    """``bind`` below the interpreters of this thread: a node's device to the remote one, else ``_eager``."""
     idx = p.arrays
     if len(idx) == 1:
         first = args[idx[0]]
@@ -146,99 +175,10 @@ def bind(
         reads = ()
     if device is not None:
         dev = device
-    home = dev if out_device is None else out_device
-    if dev.node is not None:  # a cluster node's device: the same op, sent there (_interpreters.remote)
+    if dev.node is not None:  # a cluster node's device: the same op, sent there
         return _interpreters.remote.bind(entry, p, args, static, dev, lane, state, name or entry.name)
-    cuda = dev.kind == "cuda"
-    make = _array.make
-    if entry.nout == 1:
-        result = make(p.out_shapes[0], p.out_dtypes[0], home)
-        storage = result._storage
-        storages = [storage]
-        tdtype = storage.dtype.torch
-
-        def store(value: Any, inputs: Sequence[Any]) -> None:
-            if value.dtype is not tdtype:
-                value = value.to(tdtype)
-            elif value._is_view() or _among(value, inputs):
-                value = value.clone(memory_format=torch.contiguous_format)
-            if not value.is_contiguous():
-                value = value.contiguous()
-            storage.tensor = value
-
-        writes = (storage.var, *state) if state else (storage.var,)
-        results: Any = result
-    else:
-        results = tuple([make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)])
-        storages = [r._storage for r in results]
-
-        def store(value: Any, inputs: Sequence[Any]) -> None:
-            for s, v in zip(storages, value):
-                if v.dtype is not s.dtype.torch:
-                    v = v.to(s.dtype.torch)
-                elif v._is_view() or _among(v, inputs):
-                    v = v.clone(memory_format=torch.contiguous_format)
-                s.tensor = v if v.is_contiguous() else v.contiguous()
-
-        writes = (*[s.var for s in storages], *state)
-    if state:
-        reads = (*reads, *state)
-    if cuda:
-        for s in storages:
-            s.lane = lane
-    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
-    if node is not None:
-        _autograd.attach(node, results if type(results) is tuple else (results,), args)
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
-    push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline)
-    if entry.data_dependent:
-        engine.wait_for_var(storages[0].var)
-        for r in results if type(results) is tuple else (results,):
-            r._settle()
-    return results
-
-
-def _array_and_number(entry: OpDef, p: Any, first: NDArray, second: Any, name: str | None) -> NDArray:
-    """``bind`` for the hottest cases, ``x + 1`` and ``x + y`` on whole, contiguous CPU arrays.
-
-    The same four steps with nothing to decide: an elementwise kernel that
-    takes a Python number (``OpDef.scalars``) returns a fresh contiguous
-    tensor for contiguous inputs, stored as it is. A number given again (the
-    same object) reaches a torch kernel as the plan's 0-d tensor of it
-    (``_plan``'s note: the same result, half torch's cost).
-    """
-    result = _array.make(p.out_shapes[0], p.out_dtypes[0], first.device)
-    source, out = first._storage, result._storage
-    reads: tuple[engine.Var, ...]
-    if type(second) is _array.NDArray:
-        other, kd2, reads = second._storage, p.kernel_dtypes[1], (source.var, second._storage.var)
-    else:
-        other, kd2, reads = p.kernel_number(second) if p.numbers_as_tensors else second, None, (source.var,)
-    run = partial(_run_binary, entry.kernel, source, p.kernel_dtypes[0], other, kd2, out, out.dtype.torch)
-    push(run, reads, (out.var,), first.device, name or entry.name, "compute", p.small)
-    return result
-
-
-def _run_binary(kernel: Any, source: _views.Storage, kd: torch.dtype, other: Any, kd2: torch.dtype | None,
-                out: _views.Storage, out_t: torch.dtype) -> None:  # fmt: skip
-    """The engine op of ``_array_and_number`` (``other``: a storage read in ``kd2``, or a number), bound
-    with ``functools.partial``: one object to make, where a closure over these values is seven."""
-    t: Any = source.tensor
-    if t.dtype is not kd:
-        t = t.to(kd)
-    if kd2 is not None:
-        other = other.tensor
-        if other.dtype is not kd2:
-            other = other.to(kd2)
-    r = kernel(t, other)
-    out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-
-def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
-    for t in inputs:
-        if value is t:
-            return True
-    return False
+    home = dev if out_device is None else out_device
+    return _eager.bind(entry, p, args, static, dev, reads, lane, home, state, inline, name)
 
 
 def bind_into(
@@ -259,150 +199,218 @@ def bind_into(
     Python numbers take ``target``'s dtype. Returns ``target``.
     """
     op = what or entry.name
-    p = plan(entry, args, static, target._dtype)
-    arrays = [a for a in args if type(a) is _array.NDArray]
+    # Python numbers take the target's dtype -- which they take anyway when the target is the first operand.
+    first = args[0] if args else None
+    p = plan(entry, args, static, None if first is target else target._dtype)
+    if _interpreters.active:
+        tracer = _interpreters.current()
+        if tracer is not None:
+            return tracer.bind_into(entry, p, target, args, static, what=op, casting=casting, device=device, lane=lane)
+    if p.inplace and first is target and device is None and casting == "same_kind":
+        return binary_into(entry, target, args[1], op, p)
+    return eager_bind_into(entry, p, target, args, static, op, casting, device, lane)
+
+
+def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any], static: dict[str, Any], op: str,
+                    casting: str = "same_kind", device: Device | None = None, lane: str = "compute") -> NDArray:  # fmt: skip
+    """``bind_into`` below the interpreters of this thread: validate against the target, then push."""
+    arrays = [a for a in args if type(a) is NDArray]
     if _autograd.used:
         _autograd.check_inplace(op, target, arrays)
-    if device is None:
-        dev = same_device(op, [target, *arrays])
-    else:
-        dev = device
-    if not _broadcasts_to(p.out_shapes[0], target.shape):
+    dev = same_device(op, [target, *arrays]) if device is None else device
+    if not _eager._broadcasts_to(p.out_shapes[0], target.shape):
         raise ValueError(f"{op}: a value of shape {p.out_shapes[0]} cannot be broadcast to the target's shape {target.shape}")
     if casting == "same_kind" and not _dtypes.can_cast_same_kind(p.out_dtypes[0], target._dtype):
         raise TypeError(
             f"{op}: cannot store a {p.out_dtypes[0].name} result in a {target._dtype.name} array "
             f"(NumPy's same_kind rule); assign to a new name instead (x = x + y), or cast with astype"
         )
-    storage, view = target._storage, target._view
-    tdtype = storage.dtype.torch
-
-    def store(value: Any, inputs: Sequence[Any]) -> None:
-        if type(value) is tuple:
-            value = value[0]
-        base = storage.base()
-        if value.dtype is not tdtype:
-            value = value.to(tdtype)
-        elif _views.shares(value, base):
-            value = value.clone()
-        _views.write(base, view, value)
-
-    cuda = dev.kind == "cuda"
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target, dev)
+    storage = target._storage
     reads_target = any(a._storage is storage for a in arrays)
-    overwrite = not reads_target and _views.covers(storage, view)
+    overwrite = not reads_target and _views.covers(storage, target._view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
     if dev.node is not None:
         return _interpreters.remote.bind_into(entry, target, args, static, op, casting, dev, lane, reads)
-    push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda)
+    return _eager.bind_into(entry, p, target, args, static, op, dev, lane, reads)
+
+
+# -- the lean paths (module note) -------------------------------------------------------------
+
+
+def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None = None) -> Any:
+    """``bind(entry, (a, b))`` -- what the operators call, ``a`` or ``b`` an array and the other an array or a
+    Python number -- with the lean paths (module note) and the plan cache's lookup inlined: the same steps,
+    the same result. ``bind`` comes here with its plan ``p`` when the plan says a lean path may apply."""
+    if p is None:
+        if _interpreters.active:
+            return bind(entry, (a, b))
+        ta, tb = type(a), type(b)
+        if ta is NDArray:
+            key: Any = (entry, a._dtype, a.shape, b._dtype, b.shape) if tb is NDArray else (entry, a._dtype, a.shape, tb)
+        else:
+            key = (entry, ta, b._dtype, b.shape)
+        p = _plans.get(key)
+        if p is None or not p.lean or p.int_scalars:
+            return bind(entry, (a, b))
+    kind = p.lean
+    arr = b if kind == NUMBER_ARRAY else a
+    source = arr._storage
+    device = arr.device
+    if arr._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
+            _autograd.used and (a._ag if kind == ARRAYS else arr._ag) is not None:
+        return eager_bind(entry, p, (a, b), _EMPTY, name=name)
+    fn: Any
+    args: tuple[Any, ...]
+    if kind == ARRAYS:  # x + y
+        other = b._storage
+        if b._view is not None or not other.contiguous or b.device is not device or _autograd.used and b._ag is not None:
+            return eager_bind(entry, p, (a, b), _EMPTY, name=name)
+        result = make(p.out_shapes[0], p.out_dtypes[0], device)
+        out = result._storage
+        if p.exact:
+            fn, args = _run_exact, (entry.kernel, source, other, out)
+        else:
+            fn, args = _run_arrays, (entry.kernel, source, p.kernel_dtypes[0], other, p.kernel_dtypes[1], out,
+                                     out.dtype.torch)  # fmt: skip
+        reads: tuple[engine.Var, ...] = (source.var, other.var)
+    elif kind == ARRAY_NUMBER:  # x + 1
+        number = b
+        if p.numbers_as_tensors:
+            seen = p.number  # the plan's 0-d tensor of this very number, if it has one (_plan's note)
+            number = seen[1] if seen is not None and seen[0] is b and seen[1] is not None else p.kernel_number(b)
+        result = make(p.out_shapes[0], p.out_dtypes[0], device)
+        out = result._storage
+        if p.exact:
+            fn, args = _run_exact_number, (entry.kernel, source, number, out)
+        else:
+            fn, args = _run_number, (entry.kernel, source, p.kernel_dtypes[0], number, out, out.dtype.torch)
+        reads = (source.var,)
+    else:  # 1 - x: torch's kernels take no number first, so it is a 0-d tensor
+        seen = p.number
+        first = seen[1] if seen is not None and seen[0] is a and type(seen[1]) is torch.Tensor else p.number_tensor(a)
+        if first is None:
+            return eager_bind(entry, p, (a, b), _EMPTY, name=name)
+        result = make(p.out_shapes[0], p.out_dtypes[0], device)
+        out = result._storage
+        if p.exact:
+            fn, args = _run_exact_number_first, (entry.kernel, first, source, out)
+        else:
+            fn, args = _run_number_first, (entry.kernel, first, source, p.kernel_dtypes[1], out, out.dtype.torch)
+        reads = (source.var,)
+    if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
+        (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
+                                                               "compute", p.one_thread, (), (out.var,))  # fmt: skip
+    else:
+        _push_op(fn, args, reads, (out.var,), device, name or entry.name)
+    return result
+
+
+def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | None = None) -> NDArray:
+    """``bind_into(entry, target, (target, other), what=what)`` -- the in-place operators -- with the plan
+    cache's lookup inlined as in :func:`binary`, and the lean path's ``x += y`` / ``x += 1``: torch's
+    in-place kernel on the target (``Plan.inplace``). ``bind_into`` comes here with its plan ``p``."""
+    if p is None:
+        if _interpreters.active:
+            return bind_into(entry, target, (target, other), what=what)
+        key: Any = (entry, target._dtype, target.shape, other._dtype, other.shape) if type(other) is NDArray \
+            else (entry, target._dtype, target.shape, type(other))
+        p = _plans.get(key)
+        if p is None or not p.inplace or p.int_scalars:
+            return bind_into(entry, target, (target, other), what=what)
+    ts = target._storage
+    device = target.device
+    if target._view is not None or not ts.contiguous or device.kind == "cuda" or device.node is not None or \
+            _autograd.used and (target._ag is not None or getattr(other, "_ag", None) is not None):
+        return eager_bind_into(entry, p, target, (target, other), _EMPTY, what)
+    if p.lean == ARRAYS:
+        source = other._storage
+        # two storages of outside memory (lane None) may overlap: the general path computes, then copies
+        if other._view is not None or not source.contiguous or other.device is not device or \
+                source is not ts and ts.lane is None and source.lane is None:
+            return eager_bind_into(entry, p, target, (target, other), _EMPTY, what)
+        fn, args = (_run_into_exact, (p.inplace, ts, source)) if p.exact else \
+            (_run_into_array, (p.inplace, ts, source, p.kernel_dtypes[1]))
+        reads = () if source is ts else (source.var,)  # x += x reads only what it writes
+        rw = (ts.var,)
+        if p.small:
+            (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
+                                                                   p.one_thread, rw)
+        else:
+            _push_op(fn, args, (*reads, *rw), rw, device, what)
+    else:
+        number = p.kernel_number(other) if p.numbers_as_tensors else other
+        rw = (ts.var,)
+        if p.small:
+            (engine._engine or engine.current_engine()).push_small(_run_into_number, (p.inplace, ts, number), (), rw,
+                                                                   device, what, "compute", p.one_thread, rw)  # fmt: skip
+        else:
+            _push_op(_run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target
 
 
-def _runner(
-    entry: OpDef,
-    args: Sequence[Any],
-    kernel_dtypes: tuple[torch.dtype, ...],
-    static: dict[str, Any],
-    store: Callable[[Any, Sequence[Any]], None],
-    cuda_lane: str | None,
-    target: NDArray | None = None,
-    device: Device | None = None,
-    node: _autograd.Node | None = None,
-) -> Callable[[], None]:
-    """The engine op: read the inputs, cast, run the kernel, store."""
-    kernel = entry.kernel
-    NDArray = _array.NDArray
-    value_of = _array.value_of
-    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane \
-            and node is None:
-        a, scalar = args
-        kd = kernel_dtypes[0]
-        storage, view = a._storage, a._view
-
-        def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
-            t = storage.tensor if view is None else value_of(a)
-            if t.dtype is not kd:
-                t = t.to(kd)
-            store(kernel(t, scalar, **static), (t,))
-
-        return run_scalar
-    prepared: list[Any] = []
-    for i, (a, kd) in enumerate(zip(args, kernel_dtypes)):
-        if type(a) is NDArray:
-            prepared.append(a)
-        elif entry.scalars and i > 0:
-            prepared.append(_Scalar(a))
-        else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
-            prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
-
-    def inputs(leaves: list[torch.Tensor] | None = None, differentiable: frozenset[int] = frozenset()) -> list[Any]:
-        """The kernel's inputs, cast; those at ``differentiable`` positions as leaves that require grad."""
-        tensors = []
-        for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
-            if type(a) is _Scalar:
-                tensors.append(a.value)
-                continue
-            t = value_of(a)
-            if leaves is not None and i in differentiable:
-                t = t.detach().requires_grad_()
-                leaves.append(t)
-            if t.dtype is not kd:
-                t = t.to(kd)
-            tensors.append(t)
-        if cuda_lane is not None and device is not None:
-            _record_streams(prepared, device, cuda_lane, target)
-        return tensors
-
-    if node is None:
-
-        def run() -> None:
-            tensors = inputs()
-            store(kernel(*tensors, **static), tensors)
-
-        return run
-    # A recorded call (_autograd.py): the kernel runs on leaves that require grad, and the graph torch
-    # builds from them to the results is kept for the gradient -- unless the entry has its own vjp.
-    graph = entry.vjp is None
-    differentiable = frozenset(node.positions) if graph else frozenset()
-
-    def run_recorded() -> None:
-        leaves: list[torch.Tensor] = []
-        with torch.set_grad_enabled(graph):
-            tensors = inputs(leaves, differentiable)
-            store(kernel(*tensors, **static), tensors)
-        _autograd.capture(node, leaves if graph else tensors)
-
-    return run_recorded
+def _push_op(fn: Any, args: tuple[Any, ...], reads: tuple[engine.Var, ...], writes: tuple[engine.Var, ...],
+             device: Device, name: str) -> None:
+    """A lean path's op too big to be small: an engine op of its own (``_eager.push``'s other way)."""
+    (engine._engine or engine.current_engine()).push_checked(partial(fn, *args), reads, writes, device, 0, name,
+                                                             "compute", False)  # fmt: skip
 
 
-class _Scalar:
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+# The engine ops of the lean paths, bound with functools.partial: one object to make where a closure over
+# these values is several. Each reads its storages' tensors (final: the engine ordered the op after
+# their writers), casts where the plan says, and stores a fresh contiguous tensor or writes in place.
 
 
-def _record_streams(prepared: Sequence[Any], device: Device, lane: str, target: NDArray | None) -> None:
-    """Tell torch's caching allocator that this op's stream uses memory allocated on another.
-
-    A storage's memory belongs to the stream of the (device, lane) that made
-    it -- or to a user's stream (``from_torch``: lane None). Without
-    ``record_stream``, memory freed there could be reused while this stream
-    still reads it (PyTorch CUDA semantics). Keyed on the device *and* the
-    lane: a copy from ``cuda:0``'s compute lane on ``cuda:1``'s compute lane
-    uses memory of another stream although the lane names agree.
-    """
-    stream = torch.cuda.current_stream(device.torch_device)
-    for a in (*prepared, *(() if target is None else (target,))):
-        if type(a) is _Scalar:
-            continue
-        storage = a._storage
-        if (storage.lane != lane or storage.device != device) and storage.tensor is not None and storage.tensor.is_cuda:
-            storage.tensor.record_stream(stream)
+def _run_arrays(kernel: Any, a: Storage, kda: torch.dtype, b: Storage, kdb: torch.dtype, out: Storage,
+                out_t: torch.dtype) -> None:  # fmt: skip
+    x: Any = a.tensor
+    if x.dtype is not kda:
+        x = x.to(kda)
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    r = kernel(x, y)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
 
 
-def _broadcasts_to(src: Shape, dst: Shape) -> bool:
-    if len(src) > len(dst):
-        return False
-    return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
+def _run_number(kernel: Any, a: Storage, kda: torch.dtype, number: Any, out: Storage, out_t: torch.dtype) -> None:
+    x: Any = a.tensor
+    if x.dtype is not kda:
+        x = x.to(kda)
+    r = kernel(x, number)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
 
+
+def _run_number_first(kernel: Any, number: torch.Tensor, b: Storage, kdb: torch.dtype, out: Storage,
+                      out_t: torch.dtype) -> None:  # fmt: skip
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    r = kernel(number, y)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def _run_exact(kernel: Any, a: Storage, b: Storage, out: Storage) -> None:
+    out.tensor = kernel(a.tensor, b.tensor)
+
+
+def _run_exact_number(kernel: Any, a: Storage, number: Any, out: Storage) -> None:
+    out.tensor = kernel(a.tensor, number)
+
+
+def _run_exact_number_first(kernel: Any, number: torch.Tensor, b: Storage, out: Storage) -> None:
+    out.tensor = kernel(number, b.tensor)
+
+
+def _run_into_array(inplace: Any, target: Storage, b: Storage, kdb: torch.dtype) -> None:
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    inplace(target.tensor, y)
+
+
+def _run_into_exact(inplace: Any, target: Storage, b: Storage) -> None:
+    inplace(target.tensor, b.tensor)
+
+
+def _run_into_number(inplace: Any, target: Storage, number: Any) -> None:
+    inplace(target.tensor, number)

@@ -1,22 +1,31 @@
-"""Where an op goes besides this process's engine: targets registered from the layers above.
+"""Interpreters other than eager execution here: a tracing one per thread, and the cluster's.
 
-The dispatcher (``_dispatch.py``) runs an op on this process's devices
-itself. An op on a device of a cluster node (``node1/cpu:0``) goes to the
-*remote* interpreter instead, which the cluster layer registers when it is
-imported (``autopar.cluster._remote``): the array layer never imports the
-cluster (imports go downward). Until one is registered, a remote device
-cannot exist, and :data:`remote` raises the error a user would see for it.
+The dispatcher (``_dispatch.py``, whose note describes the order) plans
+every call, then hands it to an interpreter. Two kinds live outside the
+eager one, registered from above (the array layer never imports the layers
+that provide them):
 
-Everything the array layer asks of a remote interpreter is in :class:`Remote`;
-``_dispatch`` (bind, bind_into), ``_array`` (reading a value), ``_copy``
-(copies to and from a node), ``_random`` (seeding a node's generator) and
-``_backward`` (gradient buffers and gradient ops on a node) call it through
-:data:`remote`, never by module name.
+- **A tracing interpreter** (:class:`Interpreter`), active on one thread
+  inside :func:`interpreting`: every ``bind``/``bind_into`` made on that
+  thread goes to it, with the plan, before anything is allocated or pushed.
+  This is where ``autopar.capture`` records what a function does. Nested
+  ones stack; the innermost gets the call. While none is active anywhere
+  (:data:`active` is 0) the dispatcher pays one truth test for this.
+- **The remote interpreter** (:class:`Remote`), for devices of a cluster node
+  (``node1/cpu:0``), which the cluster layer registers when it is imported
+  (``autopar.cluster._remote``). Until then a remote device cannot exist, and
+  :data:`remote` raises the error a user would see for it. ``_dispatch``
+  (bind, bind_into), ``_array`` (reading a value), ``_copy`` (copies to and
+  from a node), ``_random`` (seeding a node's generator) and ``_backward``
+  (gradient buffers and gradient ops on a node) call it through
+  :data:`remote`, never by module name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from autopar.errors import DeviceError
@@ -27,6 +36,53 @@ if TYPE_CHECKING:
     from autopar import engine
     from autopar.arrays._table import OpDef
     from autopar.devices import Device
+
+
+class Interpreter(Protocol):
+    """A tracing interpreter: it takes a thread's calls after planning (``_dispatch``'s note).
+
+    ``plan`` is the call's :class:`~autopar.arrays._plan.Plan` (result shapes
+    and dtypes, kernel dtypes, work). To run the call as eager execution
+    would, call ``_dispatch.eager_bind(entry, plan, args, static, **options)``
+    (or ``eager_bind_into``), which skip the interpreters of this thread.
+    """
+
+    def bind(self, entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], **options: Any) -> Any:
+        """A new result: ``options`` are ``bind``'s (device, lane, out_device, state, inline, name)."""
+
+    def bind_into(self, entry: OpDef, plan: Any, target: Any, args: Sequence[Any], static: dict[str, Any],
+                  **options: Any) -> Any:  # fmt: skip
+        """A write into ``target``: ``options`` are what (the op's name), casting, device, lane."""
+
+
+class _Stack(threading.local):
+    interpreters: tuple[Interpreter, ...] = ()
+
+
+_stack = _Stack()
+_lock = threading.Lock()
+active = 0  # interpreters active on any thread: while 0, the dispatcher skips the lookup
+
+
+def current() -> Interpreter | None:
+    """The innermost interpreter active on this thread, if any."""
+    found = _stack.interpreters
+    return found[-1] if found else None
+
+
+@contextmanager
+def interpreting(interpreter: Interpreter) -> Iterator[Interpreter]:
+    """Hand this thread's ``bind``/``bind_into`` calls to ``interpreter`` inside the block."""
+    global active
+    with _lock:
+        active += 1
+    _stack.interpreters = (*_stack.interpreters, interpreter)
+    try:
+        yield interpreter
+    finally:
+        _stack.interpreters = _stack.interpreters[:-1]
+        with _lock:
+            active -= 1
 
 
 class Remote(Protocol):

@@ -38,6 +38,7 @@ from autopar.arrays._manipulation import normalize_axis, reshape
 from autopar.arrays._table import TABLE, define, floating, promoting, same
 
 Pair = tuple[int, int]
+Shape = tuple[int, ...]
 
 
 def _array(op: str, x: Any, what: str = "input") -> NDArray:
@@ -83,12 +84,57 @@ def _linear(x: torch.Tensor, w: torch.Tensor, *b: torch.Tensor) -> torch.Tensor:
     return F.linear(x, w, b[0] if b else None)
 
 
+# Shape rules for the common, valid calls; None (anything else) lets torch's meta kernels answer, and
+# raise. Not for speed: torch's meta kernels for these import sympy (conv) and torch._dynamo (linear's
+# addmm) on first use, 0.3 and 0.7 s of a program's first step. Checked against the meta answers.
+
+
+def _conv2d_shape(op: str, shapes: tuple[Shape, ...], static: dict[str, Any]) -> tuple[Shape, ...] | None:
+    x, w = shapes[0], shapes[1]
+    padding, groups = static["padding"], static["groups"]
+    if len(x) not in (3, 4) or len(w) != 4 or isinstance(padding, str) or x[-3] != w[1] * groups or w[0] % groups:
+        return None
+    if len(shapes) == 3 and shapes[2] != (w[0],):
+        return None
+    size = _window(x[-2:], w[2:], static["stride"], padding, static["dilation"], False)
+    return None if size is None or 0 in x else ((*x[:-3], w[0], *size),)
+
+
+def _pool_shape(op: str, shapes: tuple[Shape, ...], static: dict[str, Any]) -> tuple[Shape, ...] | None:
+    x, k, padding = shapes[0], static["kernel_size"], static["padding"]
+    if len(x) not in (3, 4) or 0 in x or padding[0] > k[0] // 2 or padding[1] > k[1] // 2:
+        return None
+    size = _window(x[-2:], k, static["stride"], padding, static.get("dilation", (1, 1)), static["ceil_mode"])
+    return None if size is None else ((*x[:-2], *size),)
+
+
+def _window(size: Shape, kernel: Shape, stride: Pair, padding: Pair, dilation: Pair, ceil: bool) -> Shape | None:
+    """torch's output size of a sliding window per dimension; None where it would be under 1."""
+    out = []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        if span < 0:
+            return None
+        m = (span + (s - 1 if ceil else 0)) // s + 1
+        if ceil and (m - 1) * s >= n + p:
+            m -= 1
+        out.append(m)
+    return tuple(out)
+
+
+def _linear_shape(op: str, shapes: tuple[Shape, ...], static: dict[str, Any]) -> tuple[Shape, ...] | None:
+    x, w = shapes[0], shapes[1]
+    if not x or len(w) != 2 or x[-1] != w[1] or len(shapes) == 3 and shapes[2] != (w[0],):
+        return None
+    return ((*x[:-1], w[0]),)
+
+
 _FLOAT = promoting("real floating-point")
-define("conv2d", _conv2d, _FLOAT)
-define("max_pool2d", _max_pool2d, same("real floating-point"))
-define("avg_pool2d", _avg_pool2d, same("real floating-point"))
+define("conv2d", _conv2d, _FLOAT, shape=_conv2d_shape)
+define("max_pool2d", _max_pool2d, same("real floating-point"), shape=_pool_shape)
+define("avg_pool2d", _avg_pool2d, same("real floating-point"), shape=_pool_shape)
 define("adaptive_avg_pool2d", lambda x, output_size: F.adaptive_avg_pool2d(x, output_size), same("real floating-point"))
-define("linear", _linear, _FLOAT)
+define("linear", _linear, _FLOAT, shape=_linear_shape)
 
 
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
@@ -196,7 +242,16 @@ def _cross_entropy(x: torch.Tensor, target: torch.Tensor, *weight: torch.Tensor,
 
 define("softmax", lambda t, axis: torch.softmax(t, dim=axis), floating("real numeric"))
 define("log_softmax", lambda t, axis: torch.log_softmax(t, dim=axis), floating("real numeric"))
-define("cross_entropy", _cross_entropy, _cross_entropy_dtypes)
+def _cross_entropy_shape(op: str, shapes: tuple[Shape, ...], static: dict[str, Any]) -> tuple[Shape, ...] | None:
+    """(N, C) logits with (N,) class indices or (N, C) probabilities (and (C,) weights); else torch's meta
+    kernel, which imports torch._dynamo on first use (module note above ``_conv2d_shape``)."""
+    x, target = shapes[0], shapes[1]
+    if len(x) != 2 or 0 in x or target not in (x[:1], x) or len(shapes) == 3 and shapes[2] != x[1:]:
+        return None
+    return (x[:1],) if static["reduction"] == "none" else ((),)
+
+
+define("cross_entropy", _cross_entropy, _cross_entropy_dtypes, shape=_cross_entropy_shape)
 _REDUCTIONS = ("mean", "sum", "none")
 
 

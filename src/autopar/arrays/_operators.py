@@ -1,20 +1,66 @@
 """The array's operators, attached to ``NDArray`` from above (``_methods.attach``).
 
 Each operator is the op-table entry it names, through the dispatcher:
-``x + y`` is ``_elementwise.operator("add", x, y)``, ``x += y`` its in-place
-form (``_dispatch.bind_into``), ``x[k]`` and ``x[k] = v`` are ``_indexing``'s.
+``x + y`` binds ``add`` on ``(x, y)``, ``y + x`` on the same reflected,
+``x += y`` is its in-place form (``_dispatch.bind_into``); operands other
+than arrays and Python numbers go through ``_elementwise.operator``, which
+converts them or declines. ``x[k]`` and ``x[k] = v`` are ``_indexing``'s.
 Here too: the standard's ``T``, ``mT`` and ``to_device``, and pickling.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from autopar.arrays import _copy, _creation, _indexing, _manipulation
+from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products  # noqa: F401  (matmul's entry)
 from autopar.arrays import _elementwise as _ew
 from autopar.arrays._array import NDArray
+from autopar.arrays._dispatch import binary, binary_into
+from autopar.arrays._table import TABLE
+
+
+# Operands the dispatcher takes as they are; anything else (NumPy scalars, lists) is converted by
+# _elementwise first, or declined with NotImplemented.
+_OPERANDS = frozenset({NDArray, bool, int, float, complex})
+
+
+def _binary(name: str) -> Callable[[Any, Any], Any]:
+    entry = TABLE[name]
+
+    def op(self: Any, other: Any) -> Any:
+        if type(other) in _OPERANDS:
+            return binary(entry, self, other)
+        return _ew.operator(name, self, other)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def _reflected(name: str) -> Callable[[Any, Any], Any]:
+    entry = TABLE[name]
+
+    def op(self: Any, other: Any) -> Any:
+        if type(other) in _OPERANDS:
+            return binary(entry, other, self)
+        return _ew.operator(name, self, other, True)
+
+    op.__name__ = op.__qualname__ = f"reflected {name}"
+    return op
+
+
+def _inplace(name: str) -> Callable[[Any, Any], Any]:
+    entry, what = TABLE[name], f"{name} (in place)"
+
+    def op(self: Any, other: Any) -> Any:
+        if type(other) in _OPERANDS:
+            return binary_into(entry, self, other, what)
+        return _ew.inplace(name, self, other)
+
+    op.__name__ = op.__qualname__ = f"{name} (in place)"
+    return op
 
 
 class Operators:
@@ -43,131 +89,48 @@ class Operators:
     def __reduce__(self) -> Any:
         return (_rebuild, (self.numpy(), str(self.device), self._dtype.name))  # type: ignore[attr-defined]
 
-    def __add__(self, other: Any) -> NDArray:
-        return _ew.operator("add", self, other)
-
-    def __radd__(self, other: Any) -> NDArray:
-        return _ew.operator("add", self, other, True)
-
-    def __iadd__(self, other: Any) -> NDArray:
-        return _ew.inplace("add", self, other)
-
-    def __sub__(self, other: Any) -> NDArray:
-        return _ew.operator("subtract", self, other)
-
-    def __rsub__(self, other: Any) -> NDArray:
-        return _ew.operator("subtract", self, other, True)
-
-    def __isub__(self, other: Any) -> NDArray:
-        return _ew.inplace("subtract", self, other)
-
-    def __mul__(self, other: Any) -> NDArray:
-        return _ew.operator("multiply", self, other)
-
-    def __rmul__(self, other: Any) -> NDArray:
-        return _ew.operator("multiply", self, other, True)
-
-    def __imul__(self, other: Any) -> NDArray:
-        return _ew.inplace("multiply", self, other)
-
-    def __truediv__(self, other: Any) -> NDArray:
-        return _ew.operator("divide", self, other)
-
-    def __rtruediv__(self, other: Any) -> NDArray:
-        return _ew.operator("divide", self, other, True)
-
-    def __itruediv__(self, other: Any) -> NDArray:
-        return _ew.inplace("divide", self, other)
-
-    def __floordiv__(self, other: Any) -> NDArray:
-        return _ew.operator("floor_divide", self, other)
-
-    def __rfloordiv__(self, other: Any) -> NDArray:
-        return _ew.operator("floor_divide", self, other, True)
-
-    def __ifloordiv__(self, other: Any) -> NDArray:
-        return _ew.inplace("floor_divide", self, other)
-
-    def __mod__(self, other: Any) -> NDArray:
-        return _ew.operator("remainder", self, other)
-
-    def __rmod__(self, other: Any) -> NDArray:
-        return _ew.operator("remainder", self, other, True)
-
-    def __imod__(self, other: Any) -> NDArray:
-        return _ew.inplace("remainder", self, other)
-
-    def __pow__(self, other: Any) -> NDArray:
-        return _ew.operator("pow", self, other)
-
-    def __rpow__(self, other: Any) -> NDArray:
-        return _ew.operator("pow", self, other, True)
-
-    def __ipow__(self, other: Any) -> NDArray:
-        return _ew.inplace("pow", self, other)
-
-    def __and__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_and", self, other)
-
-    def __rand__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_and", self, other, True)
-
-    def __iand__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_and", self, other)
-
-    def __or__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_or", self, other)
-
-    def __ror__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_or", self, other, True)
-
-    def __ior__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_or", self, other)
-
-    def __xor__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_xor", self, other)
-
-    def __rxor__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_xor", self, other, True)
-
-    def __ixor__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_xor", self, other)
-
-    def __lshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_left_shift", self, other)
-
-    def __rlshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_left_shift", self, other, True)
-
-    def __ilshift__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_left_shift", self, other)
-
-    def __rshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_right_shift", self, other)
-
-    def __rrshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_right_shift", self, other, True)
-
-    def __irshift__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_right_shift", self, other)
-
-    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ew.operator("equal", self, other)
-
-    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ew.operator("not_equal", self, other)
-
-    def __lt__(self, other: Any) -> NDArray:
-        return _ew.operator("less", self, other)
-
-    def __le__(self, other: Any) -> NDArray:
-        return _ew.operator("less_equal", self, other)
-
-    def __gt__(self, other: Any) -> NDArray:
-        return _ew.operator("greater", self, other)
-
-    def __ge__(self, other: Any) -> NDArray:
-        return _ew.operator("greater_equal", self, other)
+    __add__ = _binary("add")
+    __radd__ = _reflected("add")
+    __iadd__ = _inplace("add")
+    __sub__ = _binary("subtract")
+    __rsub__ = _reflected("subtract")
+    __isub__ = _inplace("subtract")
+    __mul__ = _binary("multiply")
+    __rmul__ = _reflected("multiply")
+    __imul__ = _inplace("multiply")
+    __truediv__ = _binary("divide")
+    __rtruediv__ = _reflected("divide")
+    __itruediv__ = _inplace("divide")
+    __floordiv__ = _binary("floor_divide")
+    __rfloordiv__ = _reflected("floor_divide")
+    __ifloordiv__ = _inplace("floor_divide")
+    __mod__ = _binary("remainder")
+    __rmod__ = _reflected("remainder")
+    __imod__ = _inplace("remainder")
+    __pow__ = _binary("pow")
+    __rpow__ = _reflected("pow")
+    __ipow__ = _inplace("pow")
+    __and__ = _binary("bitwise_and")
+    __rand__ = _reflected("bitwise_and")
+    __iand__ = _inplace("bitwise_and")
+    __or__ = _binary("bitwise_or")
+    __ror__ = _reflected("bitwise_or")
+    __ior__ = _inplace("bitwise_or")
+    __xor__ = _binary("bitwise_xor")
+    __rxor__ = _reflected("bitwise_xor")
+    __ixor__ = _inplace("bitwise_xor")
+    __lshift__ = _binary("bitwise_left_shift")
+    __rlshift__ = _reflected("bitwise_left_shift")
+    __ilshift__ = _inplace("bitwise_left_shift")
+    __rshift__ = _binary("bitwise_right_shift")
+    __rrshift__ = _reflected("bitwise_right_shift")
+    __irshift__ = _inplace("bitwise_right_shift")
+    __eq__ = _binary("equal")
+    __ne__ = _binary("not_equal")
+    __lt__ = _binary("less")
+    __le__ = _binary("less_equal")
+    __gt__ = _binary("greater")
+    __ge__ = _binary("greater_equal")
 
     def __neg__(self) -> NDArray:
         return _ew.call("negative", self)
@@ -181,14 +144,9 @@ class Operators:
     def __invert__(self) -> NDArray:
         return _ew.call("bitwise_invert", self)
 
-    def __matmul__(self, other: Any) -> NDArray:
-        return _ew.operator("matmul", self, other)
-
-    def __rmatmul__(self, other: Any) -> NDArray:
-        return _ew.operator("matmul", self, other, True)
-
-    def __imatmul__(self, other: Any) -> NDArray:
-        return _ew.inplace("matmul", self, other)
+    __matmul__ = _binary("matmul")
+    __rmatmul__ = _reflected("matmul")
+    __imatmul__ = _inplace("matmul")
 
     def __getitem__(self, key: Any) -> NDArray:
         return _indexing.getitem(self, key)

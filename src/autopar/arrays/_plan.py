@@ -37,7 +37,11 @@ from autopar.arrays._table import OpDef
 # Work (elements read + written + multiply-adds) up to which a ready op may run on the
 # calling thread: about 20 us of kernel on one core, the cost of handing it to a worker.
 TINY_WORK = 1 << 15
+# Work above which torch may split a kernel across its intra-op threads (its smallest grain is 2,048
+# elements): a small op above it runs on one thread (engine/_bulk.py), below it there is nothing to split.
+THREADED_WORK = 1 << 12
 _SCALARS = (bool, int, float, complex)
+NONE, ARRAYS, ARRAY_NUMBER, NUMBER_ARRAY = 0, 1, 2, 3  # Plan.lean: which lean path of the dispatcher applies
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _WIDENED = (torch.float16, torch.bfloat16)  # torch computes with a Python number next to these in float32
 Shape = tuple[int, ...]
@@ -46,8 +50,9 @@ Shape = tuple[int, ...]
 class Plan:
     """What step 2 found for one signature of one op (cached)."""
 
-    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "int_scalars", "arrays",
-                 "array_and_number", "numbers_as_tensors", "number")  # fmt: skip
+    __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "one_thread",
+                 "int_scalars", "arrays",
+                 "lean", "exact", "inplace", "numbers_as_tensors", "number")  # fmt: skip
 
     def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
         op = entry.name
@@ -91,20 +96,37 @@ class Plan:
         self.in_shapes = tuple(shapes)
         if entry.data_dependent:
             self.out_shapes: tuple[Shape, ...] = ((0,),) * entry.nout
-        elif entry.shape is not None:
-            self.out_shapes = entry.shape(op, self.in_shapes, static)
-        else:
-            self.out_shapes = _infer.shapes(entry, self.in_shapes, kernel, static)
-        self.small = entry.work(self.in_shapes, self.out_shapes, static) <= TINY_WORK
-        # x + 1, x + y: an elementwise kernel that takes an array, then a number or an array (bind's fast path)
-        self.array_and_number = (
-            len(args) == 2 and self.arrays[:1] == (0,) and entry.scalars and entry.nout == 1 and not static
-        )
+        else:  # the entry's rule where it answers (not None), else torch's meta kernels
+            found = entry.shape(op, self.in_shapes, static) if entry.shape is not None else None
+            self.out_shapes = found if found is not None else _infer.shapes(entry, self.in_shapes, kernel, static)
+        work = entry.work(self.in_shapes, self.out_shapes, static)
+        self.small = work <= TINY_WORK
+        self.one_thread = self.small and work > THREADED_WORK
+        # The dispatcher's lean paths (its module note): an elementwise kernel that takes a Python number
+        # in place of a tensor, on two operands -- x + y (ARRAYS), x + 1 (ARRAY_NUMBER), 1 - x (NUMBER_ARRAY:
+        # only for torch's own kernels, which take the number as a 0-d tensor of their dtype).
+        builtin = isinstance(entry.kernel, types.BuiltinFunctionType)
+        exact_number = builtin and len(kernel) == 2 and kernel[1] is kernel[0] and kernel[0] not in _WIDENED
+        self.lean = NONE
+        if len(args) == 2 and entry.scalars and entry.nout == 1 and not static:
+            if self.arrays == (0, 1):
+                self.lean = ARRAYS
+            elif self.arrays == (0,):
+                self.lean = ARRAY_NUMBER
+            elif self.arrays == (1,) and exact_number:
+                self.lean = NUMBER_ARRAY
         # x + 1 with a torch kernel: the number may reach it as a 0-d tensor of the same dtype (module note)
-        self.numbers_as_tensors = (
-            self.array_and_number and self.arrays == (0,) and isinstance(entry.kernel, types.BuiltinFunctionType)
-            and kernel[1] is kernel[0] and kernel[0] not in _WIDENED
-        )
+        self.numbers_as_tensors = self.lean == ARRAY_NUMBER and exact_number
+        # The lean path's kernel needs no cast: the arrays are stored in the kernel's dtypes, and the kernel
+        # answers in the result's (asked of torch's meta kernel once; its runners then skip the checks)
+        self.exact = self.lean != NONE and all(
+            args[i]._dtype.torch is kernel[i] for i in self.arrays
+        ) and _result_dtype(entry, kernel) is outs[0].torch  # fmt: skip
+        # x += y, x += 1 into the first operand: torch's in-place kernel may write it, no cast
+        self.inplace: Any = None  # torch's in-place method of the kernel (``torch.Tensor.add_``)
+        if self.lean in (ARRAYS, ARRAY_NUMBER) and builtin and outs[0] is args[0]._dtype \
+                and kernel[0] is args[0]._dtype.torch and self.out_shapes[0] == self.in_shapes[0]:
+            self.inplace = getattr(torch.Tensor, f"{entry.kernel.__name__}_", None)
         self.number: tuple[Any, Any] | None = None  # (the last Python number seen, its 0-d tensor or None)
 
     def kernel_number(self, number: Any) -> Any:
@@ -115,13 +137,42 @@ class Plan:
             self.number = (number, None)
             return number
         tensor = seen[1]
-        if tensor is None:  # as torch wraps a number (int64, float64, complex128, bool), cast to the kernel dtype
-            try:
-                tensor = torch.tensor(number).to(self.kernel_dtypes[0])
-            except (OverflowError, ValueError, RuntimeError):  # an int beyond int64: the kernel says what it says
-                tensor = number
+        if tensor is None:
+            tensor = _number_tensor(number, self.kernel_dtypes[0])
             self.number = (number, tensor)
         return tensor
+
+    def number_tensor(self, number: Any) -> Any:
+        """``number`` as a 0-d tensor of the kernel dtype, remembered by identity (``NUMBER_ARRAY``:
+        torch's kernels take no number first); None if it has no such tensor."""
+        seen = self.number
+        if seen is not None and seen[0] is number and seen[1] is not None:
+            tensor = seen[1]
+        else:
+            tensor = _number_tensor(number, self.kernel_dtypes[1])
+            self.number = (number, tensor)
+        return tensor if type(tensor) is torch.Tensor else None
+
+
+def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
+    """The dtype ``entry``'s kernel answers in for inputs of ``kernel_dtypes`` (0-d meta tensors)."""
+    try:
+        out = entry.kernel(*[torch.empty((), dtype=d, device="meta") for d in kernel_dtypes])
+    except Exception:  # noqa: BLE001 - no answer: the runners check and cast
+        return None
+    return out.dtype if isinstance(out, torch.Tensor) else None
+
+
+def _number_tensor(number: Any, dtype: torch.dtype) -> Any:
+    """``number`` in ``dtype`` as torch's kernels convert a Python number: made in that dtype directly, so
+    a float64 kernel gets every bit of a float (never a float32 tensor cast up); the number itself if it
+    does not fit (an int beyond int64: the kernel says what it says, as the first time)."""
+    if type(number) is int and not -(2**63) <= number < 2**63:
+        return number
+    try:
+        return torch.tensor(number, dtype=dtype)
+    except (OverflowError, ValueError, RuntimeError, TypeError):
+        return number
 
 
 _plans: dict[Any, Plan] = {}
@@ -139,15 +190,26 @@ def _remember(key: Any, found: Plan) -> Plan:
 
 def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None = None) -> Plan:
     """The cached :class:`Plan` for this call's signature (step 2)."""
-    if len(args) == 2 and not static and like is None:  # the hot case, x + y and x + 1: no list
+    if len(args) == 2 and not static and like is None:  # the hot case, x + y, x + 1, 1 - x: no list
         a, b = args
-        tb = type(b)
-        if type(a) is NDArray and (tb is NDArray or tb in _SCALARS):
-            k2 = (entry, a._dtype, a.shape, b._dtype, b.shape) if tb is NDArray else (entry, a._dtype, a.shape, tb)
+        ta, tb = type(a), type(b)
+        if ta is NDArray:
+            if tb is NDArray:
+                k2: Any = (entry, a._dtype, a.shape, b._dtype, b.shape)
+            elif tb in _SCALARS:
+                k2 = (entry, a._dtype, a.shape, tb)
+            else:
+                k2 = None
+        elif tb is NDArray and ta in _SCALARS:
+            k2 = (entry, ta, b._dtype, b.shape)
+        else:
+            k2 = None
+        if k2 is not None:
             hit = _plans.get(k2)
             if hit is not None:
                 if hit.int_scalars:
-                    _dtypes.scalar_dtype(entry.name, hit.in_dtypes[1], b)  # OverflowError when it does not fit
+                    i = hit.int_scalars[0]  # OverflowError when it does not fit
+                    _dtypes.scalar_dtype(entry.name, hit.in_dtypes[i], args[i])
                 return hit
             return _remember(k2, Plan(entry, args, static, like))
     key: list[Any] = [entry, like]

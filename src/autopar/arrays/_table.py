@@ -24,10 +24,11 @@ An op is an :class:`OpDef` in ``TABLE``, registered once by name (JAX's
     computation dtype, which is what fixes ``arange(3) @ ones(3)``.
 ``shape``
     The shape rule: ``shape(op, in_shapes, static) -> out_shapes``, written by
-    hand only where it is short and hot (broadcasting, reductions, products);
-    ``None`` means: run the kernel on torch *meta* tensors (no data, no
-    memory) and read the shapes, cached per (op, shapes, computation dtypes,
-    static). Measured here: a meta evaluation costs 40-140 us, a cache hit
+    hand only where it is short and hot (broadcasting, reductions, products)
+    or where torch's meta kernel is slow to load (convolution, linear); a rule
+    may answer ``None`` for calls it leaves to torch. No rule (or ``None``)
+    means: run the kernel on torch *meta* tensors (no data, no memory) and
+    read the shapes, cached per (op, shapes, computation dtypes, static). Measured here: a meta evaluation costs 40-140 us, a cache hit
     well under 1 us, a hand broadcast rule 0.3 us; the shape answers of torch's
     meta kernels are the standard's for every op in the table (tested against
     array-api-strict), so hand rules exist only for speed and for messages.
@@ -79,7 +80,7 @@ from autopar.arrays._dtypes import DType
 
 Shape = tuple[int, ...]
 DtypeRule = Callable[[str, tuple[DType, ...], dict[str, Any]], tuple[tuple[DType, ...], tuple[DType | None, ...] | None]]
-ShapeRule = Callable[[str, tuple[Shape, ...], dict[str, Any]], tuple[Shape, ...]]
+ShapeRule = Callable[[str, tuple[Shape, ...], dict[str, Any]], tuple[Shape, ...] | None]
 WorkRule = Callable[[tuple[Shape, ...], tuple[Shape, ...], dict[str, Any]], int]
 
 

@@ -27,7 +27,11 @@ seen = False
 
 
 def first_failure(op: Op) -> Failure | None:
-    """The failure that stops ``op``: one on a var it reads, or writes and reads."""
+    """The failure that stops ``op``: one on a var it reads, or writes and reads.
+
+    None for a bulk op: each small op in it is stopped, or not, by its own inputs (``_bulk.py``)."""
+    if op.bulk:
+        return None
     for var in op.reads:
         if var.failure is not None:
             return var.failure
@@ -39,9 +43,14 @@ def first_failure(op: Op) -> Failure | None:
 
 def new(op: Op, error: BaseException, origin: str = "") -> Failure:
     """``error`` failed ``op``: a new failure, owed to ``waitall`` until observed."""
+    return new_named(op.name, op.device, error, origin)
+
+
+def new_named(name: str, device: Device, error: BaseException, origin: str = "") -> Failure:
+    """``error`` failed the op called ``name`` on ``device`` (one that has no ``Op``: ``_bulk.py``)."""
     global seen
     seen = True
-    failure = Failure(op.name, op.device, error, origin)
+    failure = Failure(name, device, error, origin)
     with _lock:
         _unobserved[failure] = None
     return failure

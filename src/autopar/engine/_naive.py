@@ -31,6 +31,7 @@ from typing import Any
 
 from autopar.devices import Device, lane_specs
 from autopar.engine import _device, _failures, _hooks, _ki, _outcome, _run, _tracker
+from autopar.engine._bulk import NoBulking
 from autopar.engine._lifecycle import cancel_ops, shutdown_failure
 from autopar.engine._op import Completion, Op, OpState, claim
 from autopar.engine._pushing import EXTERNAL, Pushing
@@ -48,7 +49,7 @@ def _wait_event(event: Any) -> BaseException | None:
     return None
 
 
-class NaiveEngine(Pushing):
+class NaiveEngine(Pushing, NoBulking):
     name = "naive"
 
     def __init__(self) -> None:

@@ -45,7 +45,7 @@ def record(op: Op, state: OpState, failure: Failure | None) -> None:
             var._writer = None
         if failure is not None:
             var.failure = failure
-        elif var.failure is not None:
+        elif var.failure is not None and not op.bulk:  # a bulk op's members stored their own outcomes
             var.failure = None
         var.version += 1
     if op._name is None:

@@ -32,6 +32,7 @@ import time
 
 from autopar.devices import Device, LaneSpec, lane_specs
 from autopar.engine import _failures, _hooks, _outcome, _run, _tracker
+from autopar.engine._bulk import Bulking
 from autopar.engine._lanes import Lane
 from autopar.engine._op import Op, OpState
 from autopar.engine._pushing import EXTERNAL, Pushing
@@ -44,7 +45,7 @@ _DONE = OpState.DONE
 _LOCAL = _run._local  # its "op": the op running on this thread (_run.current_op without a call)
 
 
-class ThreadedEngine(Scheduling, Pushing):
+class ThreadedEngine(Scheduling, Pushing, Bulking):
     name = "threaded"
 
     def __init__(self, max_pending: int) -> None:
@@ -75,6 +76,7 @@ class ThreadedEngine(Scheduling, Pushing):
         lock = self._lock
         lock.acquire()  # not `with`: half the cost, and this is the path every push takes
         try:
+            self._open_segment = None  # any op pushed closes the open bulk segment (_bulk.py)
             if self._pending >= self._max_pending and _LOCAL.op is None:
                 self._wait_for_space_locked()
             self._pending += 1

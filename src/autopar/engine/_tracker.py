@@ -49,11 +49,18 @@ per-var queues agree on one global push order, so no cycle (deadlock) can form.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from autopar.engine._op import Op
     from autopar.engine._var import Var
+
+
+class Holder(Protocol):
+    """What ``release`` reads of an op: its vars (an ``Op``, or a small op run now: ``_bulk.py``)."""
+
+    reads: tuple[Var, ...]
+    writes: tuple[Var, ...]
 
 
 def append(op: Op) -> bool:
@@ -84,7 +91,7 @@ def _queue_of(var: Var) -> deque[tuple[Op, bool]]:
     return queue
 
 
-def release(op: Op, ready: list[Op]) -> None:
+def release(op: Holder, ready: list[Op]) -> None:
     """``op`` has finished: release its vars and append the ops now ready to ``ready``."""
     for var in op.reads:
         var._reading -= 1

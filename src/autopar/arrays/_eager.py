@@ -1,0 +1,252 @@
+"""The eager interpreter: an op's results allocated here, its kernel pushed to this process's engine.
+
+This is step 3 and 4 of the dispatcher (``_dispatch.py``'s note) for every
+call the lean paths there do not take: any number of operands, views,
+static parameters, several results, CUDA lanes, gradient recording. ``bind``
+allocates the results (shape and dtype from the plan, no tensor yet) and
+pushes one engine op whose function -- made by :func:`_runner` -- reads the
+inputs' tensors, casts them to the kernel dtypes, calls the kernel and stores
+the results; ``bind_into`` does the same and writes the value through the
+target's view (``_views.write``). A recorded call (``_autograd.recording``)
+runs its kernel on leaves that require grad and keeps the graph torch builds
+for the gradient op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from autopar import engine
+from autopar.arrays import _array, _autograd, _views
+from autopar.arrays._array import NDArray
+from autopar.arrays._plan import Plan
+from autopar.arrays._table import OpDef
+from autopar.devices import Device
+
+_SCALARS = (bool, int, float, complex)
+Shape = tuple[int, ...]
+
+
+def push(
+    fn: Callable[[], Any],
+    reads: tuple[engine.Var, ...],
+    writes: tuple[engine.Var, ...],
+    device: Device,
+    name: str,
+    lane: str = "compute",
+    inline: bool = False,
+    one_thread: bool = False,
+) -> None:
+    """The one call from the array layer into the engine.
+
+    ``reads`` and ``writes`` may overlap (a var in both is read-write; one
+    only in ``writes`` is an overwrite). ``inline``: a small trusted kernel,
+    which the engine may run at once on the calling thread or bulk with the
+    small ops pushed right after it (``engine/_bulk.py``); ``one_thread``:
+    such a kernel large enough for torch to split across intra-op threads,
+    which it runs on one instead (``Plan.one_thread``).
+    """
+    eng = engine._engine or engine.current_engine()
+    if inline:
+        eng.push_small(fn, (), reads, writes, device, name, lane, one_thread)
+    else:
+        eng.push_checked(fn, reads, writes, device, 0, name, lane, False)
+
+
+def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev: Device, reads: tuple[engine.Var, ...],
+         lane: str, home: Device, state: tuple[engine.Var, ...], inline: bool | None, name: str | None) -> Any:  # fmt: skip
+    """Steps 3 and 4 of ``_dispatch.bind`` on ``dev`` (a device of this process); results on ``home``."""
+    cuda = dev.kind == "cuda"
+    make = _array.make
+    if entry.nout == 1:
+        result = make(p.out_shapes[0], p.out_dtypes[0], home)
+        storage = result._storage
+        storages = [storage]
+        tdtype = storage.dtype.torch
+
+        def store(value: Any, inputs: Sequence[Any]) -> None:
+            if value.dtype is not tdtype:
+                value = value.to(tdtype)
+            elif value._is_view() or _among(value, inputs):
+                value = value.clone(memory_format=torch.contiguous_format)
+            if not value.is_contiguous():
+                value = value.contiguous()
+            storage.tensor = value
+
+        writes = (storage.var, *state) if state else (storage.var,)
+        results: Any = result
+    else:
+        results = tuple([make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)])
+        storages = [r._storage for r in results]
+
+        def store(value: Any, inputs: Sequence[Any]) -> None:
+            for s, v in zip(storages, value):
+                if v.dtype is not s.dtype.torch:
+                    v = v.to(s.dtype.torch)
+                elif v._is_view() or _among(v, inputs):
+                    v = v.clone(memory_format=torch.contiguous_format)
+                s.tensor = v if v.is_contiguous() else v.contiguous()
+
+        writes = (*[s.var for s in storages], *state)
+    if state:
+        reads = (*reads, *state)
+    if cuda:
+        for s in storages:
+            s.lane = lane
+    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    if node is not None:
+        _autograd.attach(node, results if type(results) is tuple else (results,), args)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
+    push(run, reads, writes, dev, name or entry.name, lane, (p.small and not cuda) if inline is None else inline,
+         p.one_thread)
+    if entry.data_dependent:
+        engine.wait_for_var(storages[0].var)
+        for r in results if type(results) is tuple else (results,):
+            r._settle()
+    return results
+
+
+
+def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
+    for t in inputs:
+        if value is t:
+            return True
+    return False
+
+
+
+
+def bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any], static: dict[str, Any], op: str,
+              dev: Device, lane: str, reads: tuple[engine.Var, ...]) -> NDArray:  # fmt: skip
+    """Steps 3 and 4 of ``_dispatch.bind_into`` on ``dev`` (checked there)."""
+    storage, view = target._storage, target._view
+    tdtype = storage.dtype.torch
+
+    def store(value: Any, inputs: Sequence[Any]) -> None:
+        if type(value) is tuple:
+            value = value[0]
+        base = storage.base()
+        if value.dtype is not tdtype:
+            value = value.to(tdtype)
+        elif _views.shares(value, base):
+            value = value.clone()
+        _views.write(base, view, value)
+
+    cuda = dev.kind == "cuda"
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target, dev)
+    push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda, p.one_thread)
+    return target
+
+
+
+def _runner(
+    entry: OpDef,
+    args: Sequence[Any],
+    kernel_dtypes: tuple[torch.dtype, ...],
+    static: dict[str, Any],
+    store: Callable[[Any, Sequence[Any]], None],
+    cuda_lane: str | None,
+    target: NDArray | None = None,
+    device: Device | None = None,
+    node: _autograd.Node | None = None,
+) -> Callable[[], None]:
+    """The engine op: read the inputs, cast, run the kernel, store."""
+    kernel = entry.kernel
+    NDArray = _array.NDArray
+    value_of = _array.value_of
+    if len(args) == 2 and type(args[0]) is NDArray and type(args[1]) in _SCALARS and entry.scalars and not cuda_lane \
+            and node is None:
+        a, scalar = args
+        kd = kernel_dtypes[0]
+        storage, view = a._storage, a._view
+
+        def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
+            t = storage.tensor if view is None else value_of(a)
+            if t.dtype is not kd:
+                t = t.to(kd)
+            store(kernel(t, scalar, **static), (t,))
+
+        return run_scalar
+    prepared: list[Any] = []
+    for i, (a, kd) in enumerate(zip(args, kernel_dtypes)):
+        if type(a) is NDArray:
+            prepared.append(a)
+        elif entry.scalars and i > 0:
+            prepared.append(_Scalar(a))
+        else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
+            prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
+
+    def inputs(leaves: list[torch.Tensor] | None = None, differentiable: frozenset[int] = frozenset()) -> list[Any]:
+        """The kernel's inputs, cast; those at ``differentiable`` positions as leaves that require grad."""
+        tensors = []
+        for i, (a, kd) in enumerate(zip(prepared, kernel_dtypes)):
+            if type(a) is _Scalar:
+                tensors.append(a.value)
+                continue
+            t = value_of(a)
+            if leaves is not None and i in differentiable:
+                t = t.detach().requires_grad_()
+                leaves.append(t)
+            if t.dtype is not kd:
+                t = t.to(kd)
+            tensors.append(t)
+        if cuda_lane is not None and device is not None:
+            _record_streams(prepared, device, cuda_lane, target)
+        return tensors
+
+    if node is None:
+
+        def run() -> None:
+            tensors = inputs()
+            store(kernel(*tensors, **static), tensors)
+
+        return run
+    # A recorded call (_autograd.py): the kernel runs on leaves that require grad, and the graph torch
+    # builds from them to the results is kept for the gradient -- unless the entry has its own vjp.
+    graph = entry.vjp is None
+    differentiable = frozenset(node.positions) if graph else frozenset()
+
+    def run_recorded() -> None:
+        leaves: list[torch.Tensor] = []
+        with torch.set_grad_enabled(graph):
+            tensors = inputs(leaves, differentiable)
+            store(kernel(*tensors, **static), tensors)
+        _autograd.capture(node, leaves if graph else tensors)
+
+    return run_recorded
+
+
+class _Scalar:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _record_streams(prepared: Sequence[Any], device: Device, lane: str, target: NDArray | None) -> None:
+    """Tell torch's caching allocator that this op's stream uses memory allocated on another.
+
+    A storage's memory belongs to the stream of the (device, lane) that made
+    it -- or to a user's stream (``from_torch``: lane None). Without
+    ``record_stream``, memory freed there could be reused while this stream
+    still reads it (PyTorch CUDA semantics). Keyed on the device *and* the
+    lane: a copy from ``cuda:0``'s compute lane on ``cuda:1``'s compute lane
+    uses memory of another stream although the lane names agree.
+    """
+    stream = torch.cuda.current_stream(device.torch_device)
+    for a in (*prepared, *(() if target is None else (target,))):
+        if type(a) is _Scalar:
+            continue
+        storage = a._storage
+        if (storage.lane != lane or storage.device != device) and storage.tensor is not None and storage.tensor.is_cuda:
+            storage.tensor.record_stream(stream)
+
+
+def _broadcasts_to(src: Shape, dst: Shape) -> bool:
+    if len(src) > len(dst):
+        return False
+    return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
+
