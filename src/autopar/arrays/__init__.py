@@ -5,10 +5,11 @@ Layout (each module one idea; see each module's design note):
 | module              | holds                                                                  |
 |---------------------|------------------------------------------------------------------------|
 | ``_table.py``       | ``OpDef`` and ``TABLE``: every op defined once                          |
-| ``_dispatch.py``    | the one path: validate -> infer -> allocate -> push                     |
+| ``_dispatch.py``    | the one path: validate -> infer -> an interpreter; the lean paths       |
+| ``_eager.py``       | the eager interpreter's general path: allocate, run, push               |
 | ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
 | ``_infer.py``       | result shapes from torch meta tensors                                   |
-| ``_interpreters.py`` | push targets registered from above: the cluster's remote interpreter    |
+| ``_interpreters.py`` | interpreters registered from above: a thread's tracing one, the cluster's |
 | ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
 | ``_array.py``       | the ``NDArray`` type: attributes, reading values, making arrays and views |

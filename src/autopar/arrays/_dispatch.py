@@ -82,6 +82,38 @@ even if the target had failed (SPEC §4.2); a partial write reads the target.
 Ops whose result shape depends on data (``OpDef.data_dependent``) are
 pushed like any other, then waited for, and the shape is read from the
 result (SPEC §2): such calls block.
+
+For a capture interpreter
+~~~~~~~~~~~~~~~~~~~~~~~~~
+What a tracing interpreter (``autopar.capture``) builds on:
+
+- **Where a call is intercepted**: ``Interpreter.bind(entry, plan, args,
+  static, device=, lane=, out_device=, state=, inline=, name=)`` and
+  ``Interpreter.bind_into(entry, plan, target, args, static, what=, casting=,
+  device=, lane=)``, entered inside ``_interpreters.interpreting(it)``. The
+  operators reach it too (``binary``/``binary_into`` look for an active
+  interpreter first). ``entry.kernel(*tensors, **static)`` is the pure
+  function to record; ``plan.kernel_dtypes`` the dtypes its inputs must be
+  cast to, ``plan.out_dtypes``/``plan.out_shapes`` its results'. The
+  results are the arrays ``eager_bind`` returns (or new ones made with
+  ``_array.make``); an op *reads* the storage vars of its array operands
+  (``a._storage.var``) plus ``state``, and *writes* its results' vars plus
+  ``state``; ``bind_into`` reads the target too unless the write covers its
+  whole storage (``_views.covers``), and writes the target's var. Reading a
+  value (``_array.NDArray._ready_tensor``, ``item``, ``float(x)``) goes
+  through ``engine.wait_for_var``, not ``bind``: the place to raise a
+  trace-time error is there.
+- **One engine op standing for many kernels**: push one function with the
+  union of what the kernels read (minus what they produce first) and write,
+  through ``_eager.push(fn, reads, writes, device, name, lane)``; a failure
+  inside it fails every var it writes (SPEC §4), which is what a captured op
+  promises. ``engine/_bulk.py``'s segments do this for small eager ops but
+  keep each member's own outcome (their callers were promised step-by-step
+  failures); a capture has no such promise and needs none of that.
+- **The plan cache**: ``_plan.plan(entry, args, static, like)`` -- a dict
+  keyed by (entry, the arrays' dtypes and shapes, the kinds of the numbers,
+  static), bounded by ``MAX_PLANS`` -- holds everything a signature decides;
+  a trace may keep the plans it met instead of looking them up again.
 """
 
 from __future__ import annotations

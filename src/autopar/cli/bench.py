@@ -87,6 +87,11 @@ def run(args: argparse.Namespace) -> int:
     sections.append(("engine: us per tiny op, pushed then waitall", figures))
     step("array overhead")
     sections.append(("arrays: us per tiny op (16 elements)", arrays_overhead.run(n, repeats)))
+    step("eager per-op cost")
+    from autopar.benchmarks import per_op
+
+    sections.append(("eager ops against torch eager, NumPy and plain PyTorch run alongside"
+                     + (" (--quick: no LeNet step, no first epoch)" if args.quick else ""), per_op.run(args.quick)))
     step("profiler cost")
     sections.append(("profiling", _profiler_figures(n, repeats)))
 
