@@ -58,19 +58,24 @@ Lean paths
 The operators' hot cases -- ``x + y``, ``x + 1``, ``1 - x``, ``x += y``,
 ``x += 1`` with elementwise kernels that take a Python number (``scalars``)
 -- on whole, contiguous arrays of one host device, with no array that
-requires grad, skip the general runner: the plan says which case it is
-(``Plan.lean``), and the engine op is a module function bound with
-``functools.partial`` (one object to make) that reads the storages'
-tensors, casts them if the plan says so, and calls the kernel. A number
-given again (the same object) reaches a torch kernel as the plan's 0-d
-tensor of it, made in the kernel's dtype (``_plan``'s note); one given
+requires grad, take :func:`binary` / :func:`binary_into`: the plan cache's
+lookup inlined, then what the plan already decided -- which case it is
+(``Plan.lean``), whether the kernel needs casts (``Plan.exact``, asked of
+torch's meta kernel once), torch's in-place method (``Plan.inplace``) --
+and an engine op that is a module function of ``_eager`` pushed with its
+arguments, no closure. A small one goes to ``push_small`` with its result's
+var as *fresh* (no one else has it yet, so it is neither checked nor held).
+A number given again (the same object) reaches a torch kernel as the plan's
+0-d tensor of it, made in the kernel's dtype (``_plan``'s note); one given
 first (``1 - x``) always does. An in-place operator whose result has the
-target's dtype and shape writes with the kernel's ``out=`` (``Plan.inplace``)
-instead of a result and a copy: the target and the other operand are both
-whole storages, so they share memory only when they are the same storage,
-which torch's elementwise kernels allow -- except two storages that wrap
-outside memory (``from_torch``, ``asarray(copy=False)``), which take the
-general path.
+target's dtype and shape runs torch's in-place kernel on the target instead
+of a result and a copy: the target and the other operand are both whole
+storages, so they share memory only when they are the same storage, which
+torch's elementwise kernels allow -- except two storages that wrap outside
+memory (``from_torch``, ``asarray(copy=False)``), which take the general
+path. The path of ``x + 1`` visits each file once: ``_operators`` (the
+operator), here, ``_array`` and ``_views`` (the result), ``engine/_bulk``
+(run now), ``_eager`` (the kernel).
 
 Writes into an existing array (in-place operators, ``x[k] = v``,
 ``copyto(x)``) otherwise compute the out-of-place result first and copy it
@@ -130,7 +135,6 @@ from autopar.arrays._array import NDArray, make
 from autopar.arrays._eager import push  # noqa: F401  (re-exported: the one call into the engine)
 from autopar.arrays._plan import ARRAY_NUMBER, ARRAYS, NUMBER_ARRAY, TINY_WORK, Plan, _plans, plan
 from autopar.arrays._table import OpDef
-from autopar.arrays._views import Storage
 from autopar.devices import Device, cpu
 from autopar.errors import DeviceError
 
@@ -291,44 +295,37 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
     if arr._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
             _autograd.used and (a._ag if kind == ARRAYS else arr._ag) is not None:
         return eager_bind(entry, p, (a, b), _EMPTY, name=name)
-    fn: Any
-    args: tuple[Any, ...]
+    first: Any = source
     if kind == ARRAYS:  # x + y
-        other = b._storage
-        if b._view is not None or not other.contiguous or b.device is not device or _autograd.used and b._ag is not None:
+        second: Any = b._storage
+        if b._view is not None or not second.contiguous or b.device is not device or _autograd.used and b._ag is not None:
             return eager_bind(entry, p, (a, b), _EMPTY, name=name)
-        result = make(p.out_shapes[0], p.out_dtypes[0], device)
-        out = result._storage
-        if p.exact:
-            fn, args = _run_exact, (entry.kernel, source, other, out)
-        else:
-            fn, args = _run_arrays, (entry.kernel, source, p.kernel_dtypes[0], other, p.kernel_dtypes[1], out,
-                                     out.dtype.torch)  # fmt: skip
-        reads: tuple[engine.Var, ...] = (source.var, other.var)
+        reads: tuple[engine.Var, ...] = (source.var, second.var)
+        runners: tuple[Any, Any] = _eager.RUN_ARRAYS
     elif kind == ARRAY_NUMBER:  # x + 1
-        number = b
+        second = b
         if p.numbers_as_tensors:
             seen = p.number  # the plan's 0-d tensor of this very number, if it has one (_plan's note)
-            number = seen[1] if seen is not None and seen[0] is b and seen[1] is not None else p.kernel_number(b)
-        result = make(p.out_shapes[0], p.out_dtypes[0], device)
-        out = result._storage
-        if p.exact:
-            fn, args = _run_exact_number, (entry.kernel, source, number, out)
-        else:
-            fn, args = _run_number, (entry.kernel, source, p.kernel_dtypes[0], number, out, out.dtype.torch)
+            second = seen[1] if seen is not None and seen[0] is b and seen[1] is not None else p.kernel_number(b)
         reads = (source.var,)
+        runners = _eager.RUN_NUMBER
     else:  # 1 - x: torch's kernels take no number first, so it is a 0-d tensor
         seen = p.number
         first = seen[1] if seen is not None and seen[0] is a and type(seen[1]) is torch.Tensor else p.number_tensor(a)
         if first is None:
             return eager_bind(entry, p, (a, b), _EMPTY, name=name)
-        result = make(p.out_shapes[0], p.out_dtypes[0], device)
-        out = result._storage
-        if p.exact:
-            fn, args = _run_exact_number_first, (entry.kernel, first, source, out)
-        else:
-            fn, args = _run_number_first, (entry.kernel, first, source, p.kernel_dtypes[1], out, out.dtype.torch)
+        second = source
         reads = (source.var,)
+        runners = _eager.RUN_NUMBER_FIRST
+    result = make(p.out_shapes[0], p.out_dtypes[0], device)
+    out = result._storage
+    fn: Any
+    args: tuple[Any, ...]
+    if p.exact:
+        fn, args = runners[0], (entry.kernel, first, second, out)
+    else:
+        kd = p.kernel_dtypes
+        fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
                                                                "compute", p.one_thread, (), (out.var,))  # fmt: skip
@@ -360,8 +357,8 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         if other._view is not None or not source.contiguous or other.device is not device or \
                 source is not ts and ts.lane is None and source.lane is None:
             return eager_bind_into(entry, p, target, (target, other), _EMPTY, what)
-        fn, args = (_run_into_exact, (p.inplace, ts, source)) if p.exact else \
-            (_run_into_array, (p.inplace, ts, source, p.kernel_dtypes[1]))
+        fn, args = (_eager.run_into_exact, (p.inplace, ts, source)) if p.exact else \
+            (_eager.run_into_array, (p.inplace, ts, source, p.kernel_dtypes[1]))
         reads = () if source is ts else (source.var,)  # x += x reads only what it writes
         rw = (ts.var,)
         if p.small:
@@ -373,10 +370,10 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         number = p.kernel_number(other) if p.numbers_as_tensors else other
         rw = (ts.var,)
         if p.small:
-            (engine._engine or engine.current_engine()).push_small(_run_into_number, (p.inplace, ts, number), (), rw,
+            (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
                                                                    device, what, "compute", p.one_thread, rw)  # fmt: skip
         else:
-            _push_op(_run_into_number, (p.inplace, ts, number), rw, rw, device, what)
+            _push_op(_eager.run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target
 
 
@@ -385,64 +382,3 @@ def _push_op(fn: Any, args: tuple[Any, ...], reads: tuple[engine.Var, ...], writ
     """A lean path's op too big to be small: an engine op of its own (``_eager.push``'s other way)."""
     (engine._engine or engine.current_engine()).push_checked(partial(fn, *args), reads, writes, device, 0, name,
                                                              "compute", False)  # fmt: skip
-
-
-# The engine ops of the lean paths, bound with functools.partial: one object to make where a closure over
-# these values is several. Each reads its storages' tensors (final: the engine ordered the op after
-# their writers), casts where the plan says, and stores a fresh contiguous tensor or writes in place.
-
-
-def _run_arrays(kernel: Any, a: Storage, kda: torch.dtype, b: Storage, kdb: torch.dtype, out: Storage,
-                out_t: torch.dtype) -> None:  # fmt: skip
-    x: Any = a.tensor
-    if x.dtype is not kda:
-        x = x.to(kda)
-    y: Any = b.tensor
-    if y.dtype is not kdb:
-        y = y.to(kdb)
-    r = kernel(x, y)
-    out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-
-def _run_number(kernel: Any, a: Storage, kda: torch.dtype, number: Any, out: Storage, out_t: torch.dtype) -> None:
-    x: Any = a.tensor
-    if x.dtype is not kda:
-        x = x.to(kda)
-    r = kernel(x, number)
-    out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-
-def _run_number_first(kernel: Any, number: torch.Tensor, b: Storage, kdb: torch.dtype, out: Storage,
-                      out_t: torch.dtype) -> None:  # fmt: skip
-    y: Any = b.tensor
-    if y.dtype is not kdb:
-        y = y.to(kdb)
-    r = kernel(number, y)
-    out.tensor = r if r.dtype is out_t else r.to(out_t)
-
-
-def _run_exact(kernel: Any, a: Storage, b: Storage, out: Storage) -> None:
-    out.tensor = kernel(a.tensor, b.tensor)
-
-
-def _run_exact_number(kernel: Any, a: Storage, number: Any, out: Storage) -> None:
-    out.tensor = kernel(a.tensor, number)
-
-
-def _run_exact_number_first(kernel: Any, number: torch.Tensor, b: Storage, out: Storage) -> None:
-    out.tensor = kernel(number, b.tensor)
-
-
-def _run_into_array(inplace: Any, target: Storage, b: Storage, kdb: torch.dtype) -> None:
-    y: Any = b.tensor
-    if y.dtype is not kdb:
-        y = y.to(kdb)
-    inplace(target.tensor, y)
-
-
-def _run_into_exact(inplace: Any, target: Storage, b: Storage) -> None:
-    inplace(target.tensor, b.tensor)
-
-
-def _run_into_number(inplace: Any, target: Storage, number: Any) -> None:
-    inplace(target.tensor, number)

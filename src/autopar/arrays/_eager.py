@@ -24,6 +24,7 @@ from autopar.arrays import _array, _autograd, _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._plan import Plan
 from autopar.arrays._table import OpDef
+from autopar.arrays._views import Storage
 from autopar.devices import Device
 
 _SCALARS = (bool, int, float, complex)
@@ -250,3 +251,70 @@ def _broadcasts_to(src: Shape, dst: Shape) -> bool:
         return False
     return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
 
+
+# The engine ops of the dispatcher's lean paths (``_dispatch.binary``, ``binary_into``): module functions
+# pushed with their arguments (no closure to make). Each reads its storages' tensors (final: the engine ordered the op after
+# their writers), casts where the plan says, and stores a fresh contiguous tensor or writes in place.
+
+
+def _run_arrays(kernel: Any, a: Storage, kda: torch.dtype, b: Storage, kdb: torch.dtype, out: Storage,
+                out_t: torch.dtype) -> None:  # fmt: skip
+    x: Any = a.tensor
+    if x.dtype is not kda:
+        x = x.to(kda)
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    r = kernel(x, y)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def _run_number(kernel: Any, a: Storage, kda: torch.dtype, number: Any, kdn: Any, out: Storage,
+                out_t: torch.dtype) -> None:  # fmt: skip
+    x: Any = a.tensor
+    if x.dtype is not kda:
+        x = x.to(kda)
+    r = kernel(x, number)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def _run_number_first(kernel: Any, number: torch.Tensor, kdn: Any, b: Storage, kdb: torch.dtype, out: Storage,
+                      out_t: torch.dtype) -> None:  # fmt: skip
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    r = kernel(number, y)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def _run_exact(kernel: Any, a: Storage, b: Storage, out: Storage) -> None:
+    out.tensor = kernel(a.tensor, b.tensor)
+
+
+def _run_exact_number(kernel: Any, a: Storage, number: Any, out: Storage) -> None:
+    out.tensor = kernel(a.tensor, number)
+
+
+def _run_exact_number_first(kernel: Any, number: torch.Tensor, b: Storage, out: Storage) -> None:
+    out.tensor = kernel(number, b.tensor)
+
+
+# Per lean kind: the runner when no cast is needed (Plan.exact), and the one that casts.
+RUN_ARRAYS = (_run_exact, _run_arrays)
+RUN_NUMBER = (_run_exact_number, _run_number)
+RUN_NUMBER_FIRST = (_run_exact_number_first, _run_number_first)
+
+
+def run_into_array(inplace: Any, target: Storage, b: Storage, kdb: torch.dtype) -> None:
+    y: Any = b.tensor
+    if y.dtype is not kdb:
+        y = y.to(kdb)
+    inplace(target.tensor, y)
+
+
+def run_into_exact(inplace: Any, target: Storage, b: Storage) -> None:
+    inplace(target.tensor, b.tensor)
+
+
+def run_into_number(inplace: Any, target: Storage, number: Any) -> None:
+    inplace(target.tensor, number)
