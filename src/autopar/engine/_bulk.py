@@ -251,7 +251,7 @@ class Bulking:
                     self._bulk_locked(fn, args, reads, (*writes, *fresh) if fresh else writes, rw, device, name, lane,
                                       lane_obj, one_thread)  # fmt: skip
                     return
-                watched = bool(_hooks.listeners)
+                watched = _hooks.listeners  # a tuple: empty while nobody listens
                 if not watched:  # never run under the lock: the kernel may take long, or wait for others
                     for var in reads:  # hold the vars as an op granted them would
                         var._reading += 1
