@@ -16,7 +16,9 @@ op's would be (``_writes_pushed``, ``_reading``/``_writing``), the lock is
 released while the kernel runs -- never held over a kernel, which may take
 long or wait for another thread -- and taken again to pass the vars on, move
 their versions and store the outcome: the same steps ``_outcome.record`` and
-``_tracker.release`` take, in the same order. An exception is the op's
+``_tracker.release`` take, in the same order. Vars made for the op and seen
+by no one else yet (``fresh``: a new result's) are neither checked nor held,
+only counted and finished. An exception is the op's
 failure on the vars it writes (``_failures.new_named``, owed to ``waitall``
 like any other); a ``KeyboardInterrupt`` raised by the kernel is too, and is
 raised again to the caller once recorded. A Ctrl-C *signalled* while the
@@ -59,7 +61,8 @@ would alone. Reads observe the same values as without bulking: the segment's
 vars are released only when all its members have run.
 
 The profiler sees a segment as one op named ``bulk of N: a, b, ...``; while
-someone listens, small ops are never run now, so every one of them is in the
+someone listens, a small op that could run now is pushed as an inline op
+instead (an ``Op`` the listener sees), so every one of them is in the
 timeline, alone or in a segment.
 
 **One intra-op thread.** Small ops run with one torch intra-op thread (the
