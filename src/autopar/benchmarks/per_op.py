@@ -267,46 +267,60 @@ if which == "autopar":
     from autopar.benchmarks import training
     trainer = training.Trainer("lenet", [ap.cpu(0)], lr=0.1)
     for _ in range(3):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         trainer.run_steps(batches)
-        epochs.append(time.perf_counter() - start)
+        epochs.append((time.perf_counter() - start, time.process_time() - cpu))
 else:
     import torch
     from autopar.benchmarks import reference_models
     model = reference_models.build("lenet", seed=0)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for _ in range(3):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for x, y in batches:
             x, y = torch.from_numpy(x), torch.from_numpy(y)
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
-        epochs.append(time.perf_counter() - start)
+        epochs.append((time.perf_counter() - start, time.process_time() - cpu))
 print(json.dumps(epochs))
 """
 
 
-def _epochs(which: str, steps: int) -> list[float]:
+def _epochs(which: str, steps: int, env: dict[str, str]) -> list[list[float]]:
+    """Each epoch's (wall, process CPU) seconds."""
     out = subprocess.run([sys.executable, "-c", _FIRST_EPOCH, which, str(steps)], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})  # fmt: skip
-    epochs: list[float] = json.loads(out.stdout.strip().splitlines()[-1])
+                         check=True, env=env)  # fmt: skip
+    epochs: list[list[float]] = json.loads(out.stdout.strip().splitlines()[-1])
     return epochs
+
+
+def _one_off(epochs: list[list[float]], clock: int) -> float:
+    return epochs[0][clock] - min(e[clock] for e in epochs[1:])
 
 
 def first_epoch(steps: int = 40, repeats: int = 3) -> list[Figure]:
     """Seconds the first epoch takes beyond a later one, each in a fresh process (LeNet, batch 128, one
-    CPU device, no warm-up): autopar's training loop against plain PyTorch's."""
+    CPU device, no warm-up): autopar's training loop against plain PyTorch's. Modules are compiled once
+    beforehand into a private bytecode cache, as an installed package's are (a process that may not
+    write bytecode would compile them in its first epoch)."""
+    import tempfile
+
     ours, base = [], []
-    for _ in range(repeats):
-        t = _epochs("torch", steps)
-        a = _epochs("autopar", steps)
-        base.append(t[0] - min(t[1:]))
-        ours.append(a[0] - min(a[1:]))
-    value = statistics.median(ours)
-    f = Figure(f"first epoch's one-off cost ({steps} LeNet steps)", value, ours, unit="s")
-    f.note = (f"plain PyTorch +{statistics.median(base):.2f} s; target <= {TARGET_FIRST_EPOCH_S} s: "
-              f"{'met' if value <= TARGET_FIRST_EPOCH_S else 'NOT met'}")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPYCACHEPREFIX": cache}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        _epochs("autopar", 1, env)  # fills the cache
+        _epochs("torch", 1, env)
+        for _ in range(repeats):
+            base.append(_epochs("torch", steps, env))
+            ours.append(_epochs("autopar", steps, env))
+    value = statistics.median(_one_off(e, 0) for e in ours)
+    f = Figure(f"first epoch's one-off cost ({steps} LeNet steps)", value, [_one_off(e, 0) for e in ours], unit="s")
+    f.note = (f"plain PyTorch +{statistics.median(_one_off(e, 0) for e in base):.2f} s; target <= "
+              f"{TARGET_FIRST_EPOCH_S} s: {'met' if value <= TARGET_FIRST_EPOCH_S else 'NOT met'} [process CPU time: "
+              f"+{statistics.median(_one_off(e, 1) for e in ours):.2f} s, plain PyTorch "
+              f"+{statistics.median(_one_off(e, 1) for e in base):.2f} s]")
     return [f]
 
 
