@@ -310,8 +310,8 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         reads = (source.var,)
         runners = _eager.RUN_NUMBER
     else:  # 1 - x: torch's kernels take no number first, so it is a 0-d tensor
-        seen = p.number
-        first = seen[1] if seen is not None and seen[0] is a and type(seen[1]) is torch.Tensor else p.number_tensor(a)
+        seen = p.number  # (a number, its tensor): only ever a tensor in a NUMBER_ARRAY plan
+        first = seen[1] if seen is not None and seen[0] is a else p.number_tensor(a)
         if first is None:
             return eager_bind(entry, p, (a, b), _EMPTY, name=name)
         second = source

@@ -144,14 +144,15 @@ class Plan:
 
     def number_tensor(self, number: Any) -> Any:
         """``number`` as a 0-d tensor of the kernel dtype, remembered by identity (``NUMBER_ARRAY``:
-        torch's kernels take no number first); None if it has no such tensor."""
+        torch's kernels take no number first); None if it has no such tensor (not remembered)."""
         seen = self.number
-        if seen is not None and seen[0] is number and seen[1] is not None:
-            tensor = seen[1]
-        else:
-            tensor = _number_tensor(number, self.kernel_dtypes[1])
-            self.number = (number, tensor)
-        return tensor if type(tensor) is torch.Tensor else None
+        if seen is not None and seen[0] is number:
+            return seen[1]
+        tensor = _number_tensor(number, self.kernel_dtypes[1])
+        if type(tensor) is not torch.Tensor:
+            return None
+        self.number = (number, tensor)
+        return tensor
 
 
 def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
