@@ -112,3 +112,19 @@ def test_engine_and_devices_never_import_arrays() -> None:
         for module, edges in import_graph(package).items():
             up = sorted(e for e in edges if e.startswith(("autopar.arrays", "autopar.cluster")))
             assert not up, f"{module} imports {up}"
+
+
+def test_an_array_unpickled_in_a_fresh_process_has_its_methods() -> None:
+    """Methods are attached from above (arrays/_methods.py): unpickling goes through that module, so a
+    process that has imported nothing else still gets an array with operators and methods."""
+    import pickle
+    import subprocess
+    import sys
+
+    import autopar as ap
+
+    code = "import pickle, sys; x = pickle.loads(sys.stdin.buffer.read()); print((x + 1).tolist(), x.sum().item())"
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(ap.arange(3.0)), capture_output=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["[1.0,", "2.0,", "3.0]", "3.0"]

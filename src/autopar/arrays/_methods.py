@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from autopar.arrays import _copy, _dtypes
 from autopar.arrays import _creation as _cr
 from autopar.arrays import _elementwise as _ew
@@ -337,6 +339,14 @@ class Methods:
 
     def bool(self) -> Any:
         return _cr.astype(self, "bool", copy=False)
+
+    # -- pickling: rebuilt by this module, so the process that unpickles has the methods attached --
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self.numpy(), str(self.device), self._dtype.name))  # type: ignore[attr-defined]
+
+
+def _rebuild(values: np.ndarray, device: str, dtype: str = "") -> Any:
+    return _cr.asarray(values, device=device, dtype=dtype or None)
 
 
 

@@ -5,7 +5,7 @@ Each operator is the op-table entry it names, through the dispatcher:
 ``x += y`` is its in-place form (``_dispatch.bind_into``); operands other
 than arrays and Python numbers go through ``_elementwise.operator``, which
 converts them or declines. ``x[k]`` and ``x[k] = v`` are ``_indexing``'s.
-Here too: the standard's ``T``, ``mT`` and ``to_device``, and pickling.
+Here too: the standard's ``T``, ``mT`` and ``to_device``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products  # noqa: F401  (matmul's entry)
+from autopar.arrays import _copy, _indexing, _manipulation, _products  # noqa: F401  (matmul's entry)
 from autopar.arrays import _elementwise as _ew
 from autopar.arrays._array import NDArray
 from autopar.arrays._dispatch import binary, binary_into
@@ -86,9 +84,6 @@ class Operators:
             raise ValueError("to_device: stream= is not supported; autopar orders copies itself")
         return _copy.to(self, device, non_blocking=True)  # type: ignore[arg-type]
 
-    def __reduce__(self) -> Any:
-        return (_rebuild, (self.numpy(), str(self.device), self._dtype.name))  # type: ignore[attr-defined]
-
     __add__ = _binary("add")
     __radd__ = _reflected("add")
     __iadd__ = _inplace("add")
@@ -154,6 +149,3 @@ class Operators:
     def __setitem__(self, key: Any, value: Any) -> None:
         _indexing.setitem(self, key, value)
 
-
-def _rebuild(values: np.ndarray, device: str, dtype: str = "") -> NDArray:
-    return _creation.asarray(values, device=device, dtype=dtype or None)
