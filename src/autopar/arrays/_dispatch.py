@@ -133,7 +133,7 @@ from autopar import engine
 from autopar.arrays import _autograd, _dtypes, _eager, _interpreters, _views
 from autopar.arrays._array import NDArray, make
 from autopar.arrays._eager import push  # noqa: F401  (re-exported: the one call into the engine)
-from autopar.arrays._plan import ARRAY_NUMBER, ARRAYS, NUMBER_ARRAY, TINY_WORK, Plan, _plans, plan
+from autopar.arrays._plan import ARRAY_NUMBER, ARRAYS, NUMBER_ARRAY, TINY_WORK, UNARY, Plan, _plans, plan
 from autopar.arrays._table import OpDef
 from autopar.devices import Device, cpu
 from autopar.errors import DeviceError
@@ -189,7 +189,7 @@ def bind(
             return tracer.bind(entry, p, args, static, device=device, lane=lane, out_device=out_device, state=state,
                                inline=inline, name=name)  # fmt: skip
     if p.lean and device is None and out_device is None and not state and inline is None:
-        return binary(entry, args[0], args[1], name, p)
+        return unary(entry, args[0], name, p) if p.lean == UNARY else binary(entry, args[0], args[1], name, p)
     return eager_bind(entry, p, args, static, device, lane, out_device, state, inline, name)
 
 
@@ -331,6 +331,30 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
                                                                "compute", p.one_thread, (), (out.var,))  # fmt: skip
     else:
         _push_op(fn, args, reads, (out.var,), device, name or entry.name)
+    return result
+
+
+def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
+    """``bind(entry, (a,))`` for torch's own elementwise kernels of one array (``exp(x)``, ``-x``; ``bind``
+    comes here when its plan says ``UNARY``): the lean path of :func:`binary` for one operand."""
+    source = a._storage
+    device = a.device
+    if a._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
+            _autograd.used and a._ag is not None:
+        return eager_bind(entry, p, (a,), _EMPTY, name=name)
+    result = make(p.out_shapes[0], p.out_dtypes[0], device)
+    out = result._storage
+    fn: Any
+    args: tuple[Any, ...]
+    if p.exact:
+        fn, args = _eager.run_exact_unary, (entry.kernel, source, out)
+    else:
+        fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
+    if p.small:
+        (engine._engine or engine.current_engine()).push_small(fn, args, (source.var,), (), device, name or entry.name,
+                                                               "compute", p.one_thread, (), (out.var,))  # fmt: skip
+    else:
+        _push_op(fn, args, (source.var,), (out.var,), device, name or entry.name)
     return result
 
 

@@ -299,6 +299,18 @@ def _run_exact_number_first(kernel: Any, number: torch.Tensor, b: Storage, out: 
     out.tensor = kernel(number, b.tensor)
 
 
+def run_unary(kernel: Any, a: Storage, kda: torch.dtype, out: Storage, out_t: torch.dtype) -> None:
+    x: Any = a.tensor
+    if x.dtype is not kda:
+        x = x.to(kda)
+    r = kernel(x)
+    out.tensor = r if r.dtype is out_t else r.to(out_t)
+
+
+def run_exact_unary(kernel: Any, a: Storage, out: Storage) -> None:
+    out.tensor = kernel(a.tensor)
+
+
 # Per lean kind: the runner when no cast is needed (Plan.exact), and the one that casts.
 RUN_ARRAYS = (_run_exact, _run_arrays)
 RUN_NUMBER = (_run_exact_number, _run_number)

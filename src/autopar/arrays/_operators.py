@@ -16,13 +16,23 @@ from typing import Any
 from autopar.arrays import _copy, _indexing, _manipulation, _products  # noqa: F401  (matmul's entry)
 from autopar.arrays import _elementwise as _ew
 from autopar.arrays._array import NDArray
-from autopar.arrays._dispatch import binary, binary_into
+from autopar.arrays._dispatch import binary, binary_into, bind
 from autopar.arrays._table import TABLE
 
 
 # Operands the dispatcher takes as they are; anything else (NumPy scalars, lists) is converted by
 # _elementwise first, or declined with NotImplemented.
 _OPERANDS = frozenset({NDArray, bool, int, float, complex})
+
+
+def _unary(name: str) -> Callable[[Any], Any]:
+    entry = TABLE[name]
+
+    def op(self: Any) -> Any:
+        return bind(entry, (self,))
+
+    op.__name__ = op.__qualname__ = name
+    return op
 
 
 def _binary(name: str) -> Callable[[Any, Any], Any]:
@@ -127,17 +137,10 @@ class Operators:
     __gt__ = _binary("greater")
     __ge__ = _binary("greater_equal")
 
-    def __neg__(self) -> NDArray:
-        return _ew.call("negative", self)
-
-    def __pos__(self) -> NDArray:
-        return _ew.call("positive", self)
-
-    def __abs__(self) -> NDArray:
-        return _ew.call("abs", self)
-
-    def __invert__(self) -> NDArray:
-        return _ew.call("bitwise_invert", self)
+    __neg__ = _unary("negative")
+    __pos__ = _unary("positive")
+    __abs__ = _unary("abs")
+    __invert__ = _unary("bitwise_invert")
 
     __matmul__ = _binary("matmul")
     __rmatmul__ = _reflected("matmul")

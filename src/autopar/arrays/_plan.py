@@ -41,7 +41,7 @@ TINY_WORK = 1 << 15
 # elements): a small op above it runs on one thread (engine/_bulk.py), below it there is nothing to split.
 THREADED_WORK = 1 << 12
 _SCALARS = (bool, int, float, complex)
-NONE, ARRAYS, ARRAY_NUMBER, NUMBER_ARRAY = 0, 1, 2, 3  # Plan.lean: which lean path of the dispatcher applies
+NONE, ARRAYS, ARRAY_NUMBER, NUMBER_ARRAY, UNARY = 0, 1, 2, 3, 4  # Plan.lean: the dispatcher's lean path that applies
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _WIDENED = (torch.float16, torch.bfloat16)  # torch computes with a Python number next to these in float32
 Shape = tuple[int, ...]
@@ -115,6 +115,9 @@ class Plan:
                 self.lean = ARRAY_NUMBER
             elif self.arrays == (1,) and exact_number:
                 self.lean = NUMBER_ARRAY
+        elif (len(args) == 1 and self.arrays == (0,) and builtin and entry.nout == 1 and not static
+              and not entry.data_dependent and self.out_shapes[0] == self.in_shapes[0] and _fresh_result(entry, kernel)):
+            self.lean = UNARY  # exp(x), -x: torch's own elementwise kernel, which answers a new tensor
         # x + 1 with a torch kernel: the number may reach it as a 0-d tensor of the same dtype (module note)
         self.numbers_as_tensors = self.lean == ARRAY_NUMBER and exact_number
         # The lean path's kernel needs no cast: the arrays are stored in the kernel's dtypes, and the kernel
@@ -155,10 +158,25 @@ class Plan:
         return tensor
 
 
-def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
-    """The dtype ``entry``'s kernel answers in for inputs of ``kernel_dtypes`` (0-d meta tensors)."""
+# The two questions below are asked of 0-d CPU tensors, not meta ones: a meta kernel may load torch's
+# decompositions, which import sympy and torch._dynamo on first use (a second of a program's first step).
+
+
+def _fresh_result(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> bool:
+    """Whether ``entry``'s kernel answers a new tensor, not its input or a view of it (``torch.positive``
+    answers its input)."""
+    t = torch.ones((), dtype=kernel_dtypes[0])
     try:
-        out = entry.kernel(*[torch.empty((), dtype=d, device="meta") for d in kernel_dtypes])
+        out = entry.kernel(t)
+    except Exception:  # noqa: BLE001 - no answer: the general path, which copies what aliases
+        return False
+    return isinstance(out, torch.Tensor) and out is not t and not out._is_view()
+
+
+def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
+    """The dtype ``entry``'s kernel answers in for inputs of ``kernel_dtypes``."""
+    try:
+        out = entry.kernel(*[torch.ones((), dtype=d) for d in kernel_dtypes])
     except Exception:  # noqa: BLE001 - no answer: the runners check and cast
         return None
     return out.dtype if isinstance(out, torch.Tensor) else None
