@@ -300,14 +300,14 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         second: Any = b._storage
         if b._view is not None or not second.contiguous or b.device is not device or _autograd.used and b._ag is not None:
             return eager_bind(entry, p, (a, b), _EMPTY, name=name)
-        reads: tuple[engine.Var, ...] = (source.var, second.var)
+        reads: tuple[engine.Var, ...] = (source, second)
         runners: tuple[Any, Any] = _eager.RUN_ARRAYS
     elif kind == ARRAY_NUMBER:  # x + 1
         second = b
         if p.numbers_as_tensors:
             seen = p.number  # the plan's 0-d tensor of this very number, if it has one (_plan's note)
             second = seen[1] if seen is not None and seen[0] is b and seen[1] is not None else p.kernel_number(b)
-        reads = (source.var,)
+        reads = (source,)
         runners = _eager.RUN_NUMBER
     else:  # 1 - x: torch's kernels take no number first, so it is a 0-d tensor
         seen = p.number  # (a number, its tensor): only ever a tensor in a NUMBER_ARRAY plan
@@ -315,7 +315,7 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         if first is None:
             return eager_bind(entry, p, (a, b), _EMPTY, name=name)
         second = source
-        reads = (source.var,)
+        reads = (source,)
         runners = _eager.RUN_NUMBER_FIRST
     result = make(p.out_shapes[0], p.out_dtypes[0], device)
     out = result._storage
@@ -328,9 +328,9 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out.var,))  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
     else:
-        _push_op(fn, args, reads, (out.var,), device, name or entry.name)
+        _push_op(fn, args, reads, (out,), device, name or entry.name)
     return result
 
 
@@ -351,10 +351,10 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     else:
         fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
     if p.small:
-        (engine._engine or engine.current_engine()).push_small(fn, args, (source.var,), (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out.var,))  # fmt: skip
+        (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
+                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
     else:
-        _push_op(fn, args, (source.var,), (out.var,), device, name or entry.name)
+        _push_op(fn, args, (source,), (out,), device, name or entry.name)
     return result
 
 
@@ -383,8 +383,8 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
             return eager_bind_into(entry, p, target, (target, other), _EMPTY, what)
         fn, args = (_eager.run_into_exact, (p.inplace, ts, source)) if p.exact else \
             (_eager.run_into_array, (p.inplace, ts, source, p.kernel_dtypes[1]))
-        reads = () if source is ts else (source.var,)  # x += x reads only what it writes
-        rw = (ts.var,)
+        reads = () if source is ts else (source,)  # x += x reads only what it writes
+        rw = (ts,)
         if p.small:
             (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
                                                                    p.one_thread, rw)
@@ -392,7 +392,7 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
             _push_op(fn, args, (*reads, *rw), rw, device, what)
     else:
         number = p.kernel_number(other) if p.numbers_as_tensors else other
-        rw = (ts.var,)
+        rw = (ts,)
         if p.small:
             (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
                                                                    device, what, "compute", p.one_thread, rw)  # fmt: skip

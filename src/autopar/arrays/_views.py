@@ -50,15 +50,18 @@ def c_strides(shape: Shape) -> Shape:
     return tuple(reversed(strides))
 
 
-class Storage:
-    """One engine var and the tensor it guards (``None`` until produced).
+class Storage(engine.Var):
+    """The tensor an engine var guards (``None`` until produced), and that var itself.
 
+    A storage *is* its var (``storage.var`` is the storage): one object per
+    array's data instead of two, which an array-heavy program (many small
+    results kept) feels in allocation and in Python's garbage collector.
     ``shape``/``dtype``/``device`` are the tensor's, known at the call;
     ``strides`` are C-contiguous (ops always store contiguous tensors) unless a
     tensor was given (``from_torch``).
     """
 
-    __slots__ = ("var", "tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
+    __slots__ = ("tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
     remote = False  # a cluster node holds the data (``_remote.RemoteStorage``); no tensor here
 
     def __init__(
@@ -69,7 +72,7 @@ class Storage:
         tensor: torch.Tensor | None = None,
         lane: str | None = "compute",
     ) -> None:
-        self.var = engine.Var()
+        engine.Var.__init__(self)
         self.tensor = tensor
         # The stream lane whose stream allocated the tensor (CUDA); None: not
         # autopar's (a user's tensor from from_torch), so every lane records its use.
@@ -79,6 +82,11 @@ class Storage:
         self.device = device  # an autopar Device
         self._strides: Shape | None = None if tensor is None else tuple(tensor.stride())
         self.contiguous = tensor is None or tensor.is_contiguous()  # ops store contiguous tensors
+
+    @property
+    def var(self) -> engine.Var:
+        """The engine var that orders this storage's reads and writes: the storage itself."""
+        return self
 
     @property
     def strides(self) -> Shape:

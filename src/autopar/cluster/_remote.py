@@ -136,7 +136,7 @@ def _backend(device: Device) -> Backend:
 class RemoteStorage(_views.Storage):
     """A storage whose data a node runtime holds under ``key``."""
 
-    __slots__ = ("runtime", "key", "__weakref__")
+    __slots__ = ("runtime", "key")
     remote = True
 
     def __init__(self, shape: tuple[int, ...], dtype: DType, device: Device, runtime: Runtime, key: Key) -> None:

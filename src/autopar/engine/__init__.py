@@ -183,7 +183,7 @@ def wait_for_var(var: Var) -> None:
 
     Does not wait for reads. Raises the failure stored on ``var``, every time.
     """
-    if type(var) is not Var:
+    if not isinstance(var, Var):  # a subclass too: an array's storage is its var
         raise TypeError(f"wait_for_var: expected an engine.Var, got {var!r}")
     current_engine().wait_for_var(var)
 

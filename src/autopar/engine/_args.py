@@ -12,11 +12,11 @@ _DEFAULT_DEVICE = cpu(0)  # cpu:0 always exists
 
 
 def _var_tuple(items: Any, what: str) -> tuple[Var, ...]:
-    if type(items) is Var:
+    if isinstance(items, Var):  # a subclass too: an array's storage is its var
         return (items,)
     out = items if type(items) is tuple else tuple(items)
     for item in out:
-        if type(item) is not Var:
+        if not isinstance(item, Var):
             raise TypeError(f"push: {what} must hold engine.Var objects; got {item!r} ({type(item).__name__})")
     return out
 
