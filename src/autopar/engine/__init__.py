@@ -257,7 +257,11 @@ def _at_exit() -> None:
     try:
         engine.shutdown(timeout)
     except KeyboardInterrupt:
-        print("autopar: interrupted while waiting for pending work at exit", file=sys.stderr)
+        print("autopar: interrupted while waiting for pending work at exit; cancelling it", file=sys.stderr)
+        try:  # cancel the rest now; the ops already running end first (a thread left in torch aborts)
+            engine.shutdown(0, finish_running=timeout)
+        except KeyboardInterrupt:  # a second Ctrl-C: the cancelling is done by then
+            pass
     left = _failures.unobserved()
     n = len(left)
     if n:

@@ -55,6 +55,13 @@ def raise_for_var(var: Var) -> None:
         raise failure.exception()
 
 
+def raised_here(op: Op) -> None:
+    """``op``'s own error (a Ctrl-C in an op run on the caller) is being raised to the caller now:
+    it is observed, and ``waitall`` does not raise it again (SPEC §4.4, §4.6: raised once)."""
+    if op.failure is not None:
+        mark_observed(op.failure)
+
+
 def mark_observed(failure: Failure) -> None:
     with _lock:
         failure.observed = True

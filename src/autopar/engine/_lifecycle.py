@@ -10,6 +10,10 @@ is pending until its event completes -- then cancels what is left, stops
 every lane and joins the workers that are idle. A worker stuck in an op, or a
 watcher stuck on an event that never completes, is a daemon thread and is
 abandoned, so the process always exits, within about ``timeout`` seconds.
+A Ctrl-C during that wait cancels what is left at once (``shutdown(0,
+finish_running=...)`` from ``engine._at_exit``): the ops already running are
+let finish -- they are in torch, and a thread inside torch when the interpreter
+finalizes aborts the process -- and the rest is cancelled, with a message.
 
 Cancelling (``cancel_ops``) reaches every op still pending: queued on a
 lane, running (abandoned), in flight on a device or awaiting ``complete()``,
@@ -95,11 +99,15 @@ class Lifecycle(Waiting):
             lane.join(5.0)
 
     @_ki.entry
-    def shutdown(self, timeout: float) -> None:
-        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
-        self._shutdown(timeout)
+    def shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
+        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads.
 
-    def _shutdown(self, timeout: float) -> None:
+        ``finish_running``: how long a worker still running an op may take to end it after the
+        rest was cancelled (an interrupted exit wait: the op runs in torch, and a thread left
+        inside torch when the interpreter finalizes aborts the process)."""
+        self._shutdown(timeout, finish_running)
+
+    def _shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
         if self._closed:
             return
         finished = not self._pending or self._wait_idle(None, timeout)
@@ -109,7 +117,7 @@ class Lifecycle(Waiting):
             stuck = {lane for lane in lanes if lane.running is not None}
             stuck.update(op._lane for op in self._issued)
             if not finished:
-                report = self._cancel_locked(timeout, lanes)
+                report = self._cancel_locked(timeout, lanes, finish_running > 0)
             self._closed = True
             for lane in lanes:
                 lane.stop()
@@ -119,8 +127,11 @@ class Lifecycle(Waiting):
         for lane in lanes:
             if lane not in stuck:
                 lane.join(max(0.0, deadline - time.monotonic()))
+        deadline = time.monotonic() + finish_running
+        for lane in stuck:
+            lane.join(max(0.0, deadline - time.monotonic()))
 
-    def _cancel_locked(self, timeout: float, lanes: list[Lane]) -> str:
+    def _cancel_locked(self, timeout: float, lanes: list[Lane], interrupted: bool = False) -> str:
         pending = self._pending
         queued = [op for lane in lanes for _, _, op in lane.heap]
         running = [lane.running for lane in lanes if lane.running is not None]
@@ -134,10 +145,11 @@ class Lifecycle(Waiting):
         self._progress.notify_all()
         self._space.notify_all()
         names = ", ".join(repr(op.name) for op in running[:3]) or "none"
+        why = "at a Ctrl-C during the exit wait" if interrupted else \
+            f"still pending {timeout:g} s after exit began (AUTOPAR_EXIT_TIMEOUT)"
         return (
-            f"autopar: {pending} operation(s) still pending {timeout:g} s after exit began "
-            f"(AUTOPAR_EXIT_TIMEOUT); cancelled {cancelled} with EngineShutdownError: {len(queued)} queued, "
+            f"autopar: {pending} operation(s) {why}; cancelled {cancelled} with EngineShutdownError: {len(queued)} queued, "
             f"{len(in_flight)} in flight on a device or awaiting complete(), "
             f"{max(cancelled - len(queued) - len(running) - len(in_flight), 0)} waiting, "
-            f"and {len(running)} running, abandoned ({names})"
+            f"and {len(running)} running, {'let finish' if interrupted else 'abandoned'} ({names})"
         )

@@ -103,7 +103,8 @@ class NaiveEngine(Pushing):
                 continue  # push_async: it finishes when complete() is called
             self._end_locked(op, *_outcome.error_state(op, error))
             if error is not None and not isinstance(error, (Exception, Failure)):
-                raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded
+                _failures.raised_here(op)
+                raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded, once
 
     def _run_op(self, op: Op) -> BaseException | Failure | None:
         if op.fn is None:  # push_event: the device work is queued already; wait for it
@@ -225,7 +226,7 @@ class NaiveEngine(Pushing):
             self._lanes.clear()
 
     @_ki.entry
-    def shutdown(self, timeout: float) -> None:
+    def shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
         """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
         self._shutdown(timeout)
 

@@ -116,7 +116,8 @@ class ThreadedEngine(Scheduling, Pushing):
         finally:
             lock.release()
         if error is not None and not isinstance(error, (Exception, Failure)):
-            raise error  # a Ctrl-C (or SystemExit) in an op run here reaches the caller, recorded
+            _failures.raised_here(op)
+            raise error  # a Ctrl-C (or SystemExit) in an op run here reaches the caller, recorded, once
 
     def _make_lane(self, device: Device, name: str) -> Lane:
         specs = lane_specs(device)
