@@ -13,6 +13,7 @@ happened) for ``waitall``/``synchronize``, each raised at most once.
 from __future__ import annotations
 
 import threading
+import traceback
 
 from autopar.devices import Device
 from autopar.engine._op import Op
@@ -38,13 +39,29 @@ def first_failure(op: Op) -> Failure | None:
 
 
 def new(op: Op, error: BaseException, origin: str = "") -> Failure:
-    """``error`` failed ``op``: a new failure, owed to ``waitall`` until observed."""
+    """``error`` failed ``op``: a new failure, owed to ``waitall`` until observed.
+
+    The frames of its traceback (and of the exceptions chained to it) lose their
+    locals: a failure nobody reads may wait long for ``waitall``, and the op's
+    locals (its tensors) must not wait with it. The exception, its message and
+    the traceback's lines are kept."""
     global seen
     seen = True
+    _drop_locals(error)
     failure = Failure(op.name, op.device, error, origin)
     with _lock:
         _unobserved[failure] = None
     return failure
+
+
+def _drop_locals(error: BaseException) -> None:
+    chain: set[int] = set()
+    item: BaseException | None = error
+    while item is not None and id(item) not in chain:
+        chain.add(id(item))
+        if item.__traceback__ is not None:
+            traceback.clear_frames(item.__traceback__)  # skips a frame still running
+        item = item.__cause__ or item.__context__
 
 
 def raise_for_var(var: Var) -> None:

@@ -32,6 +32,9 @@ from autopar.errors import BlockingCallError
 
 class _Local(threading.local):
     op: Op | None = None  # a class default: reading it on a new thread raises nothing (fast)
+    # Set while ``op`` is not what runs here but what this thread is inside of: a listener told
+    # about it under the engine lock, or a group of pushes (``_group.py``). Blocking calls name it.
+    where = ""
 
 
 _local = _Local()
@@ -44,8 +47,14 @@ def current_op() -> Op | None:
 
 def check_not_in_op(call: str) -> None:
     """Raise BlockingCallError when a blocking ``call`` is made inside an engine op."""
-    op = _local.op
+    local = _local
+    op = local.op
     if op is not None:
+        if local.where:
+            raise BlockingCallError(
+                f"{call} was called inside {local.where} (for {op.name!r}), where nothing may wait: "
+                f"it would wait for work that cannot start until this returns. Read the value after it"
+            )
         raise BlockingCallError(
             f"{call} was called inside engine operation {op.name!r} on {op.device}/{op.lane}; "
             f"it would wait for work queued behind that operation. Push the code that needs "
