@@ -19,6 +19,7 @@ a time; the reference, ``_naive.py``). Choose with ``AUTOPAR_ENGINE`` or
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -273,4 +274,42 @@ def _at_exit() -> None:
         )
 
 
+def _before_fork() -> None:
+    engine = _engine
+    if engine is not None:
+        engine._lock.acquire()  # fork at a consistent state: no thread is halfway through the engine's books
+
+
+def _after_fork_in_parent() -> None:
+    engine = _engine
+    if engine is not None:
+        try:
+            engine._lock.release()
+        except RuntimeError:  # it was made by another thread between the two hooks: nothing was taken
+            pass
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (``os.fork``, multiprocessing's ``fork``) has only the thread that forked: the
+    lanes' workers are gone, and locks held by other threads stay held. The child gets fresh locks
+    and a new engine of the same policy; what the parent had pending is cancelled here (its result
+    exists only in the parent) and the failures the parent owes stay the parent's."""
+    global _engine, _lock
+    _lock = threading.Lock()
+    _failures.after_fork()
+    _hooks_after_fork()
+    _ki.after_fork()
+    old = _engine
+    if old is not None:
+        old.abandon_after_fork()
+        _engine = _make(old.name)
+
+
+def _hooks_after_fork() -> None:
+    from autopar.engine import _hooks
+
+    _hooks._lock = threading.Lock()
+
+
 atexit.register(_at_exit)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

@@ -106,6 +106,14 @@ def unobserved() -> list[Failure]:
         return list(_unobserved)
 
 
+def after_fork() -> None:
+    """In a forked child: a fresh lock (another thread may have held this one), and no failure owed:
+    the parent raises its own."""
+    global _lock
+    _lock = threading.Lock()
+    _unobserved.clear()
+
+
 def forget_unobserved() -> None:
     """Drop every owed failure (tests start clean)."""
     with _lock:

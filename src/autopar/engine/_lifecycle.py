@@ -15,6 +15,10 @@ finish_running=...)`` from ``engine._at_exit``): the ops already running are
 let finish -- they are in torch, and a thread inside torch when the interpreter
 finalizes aborts the process -- and the rest is cancelled, with a message.
 
+A forked child has none of the parent's threads: ``abandon_after_fork``
+cancels in the child what was pending at the fork (``engine/__init__.py``
+then makes the child a new engine).
+
 Cancelling (``cancel_ops``) reaches every op still pending: queued on a
 lane, running (abandoned), in flight on a device or awaiting ``complete()``,
 parked behind device work, and -- through the var queues -- every op still
@@ -48,6 +52,19 @@ def shutdown_failure(timeout: float) -> Failure:
         EngineShutdownError(f"cancelled: still pending {timeout:g} s after the interpreter began to exit"),
     )
     failure.observed = True  # reported at exit by the message, not again as an unobserved failure
+    return failure
+
+
+def fork_failure() -> Failure:
+    failure = Failure(
+        "process fork", "all devices",
+        EngineShutdownError(
+            "cancelled in a forked child process: the operation was pending in the parent when it "
+            "forked, and its result exists only there; compute the value in the child, or wait for "
+            "it (autopar.waitall()) before forking"
+        ),
+    )
+    failure.observed = True  # the child's own failure, owed to nobody
     return failure
 
 
@@ -130,6 +147,17 @@ class Lifecycle(Waiting):
         deadline = time.monotonic() + finish_running
         for lane in stuck:
             lane.join(max(0.0, deadline - time.monotonic()))
+
+    def abandon_after_fork(self) -> None:
+        """In a forked child: the lanes' threads did not survive the fork. Cancel every op still
+        pending (its result exists only in the parent) and leave its vars idle; the child makes a
+        new engine. Nothing is joined or locked: the only thread left is this one."""
+        lanes = [lane for lanes in self._lanes.values() for lane in lanes.values()]
+        roots = [op for lane in lanes for _, _, op in lane.heap]
+        roots.extend(lane.running for lane in lanes if lane.running is not None)
+        roots.extend(self._issued)
+        cancel_ops(roots, fork_failure())
+        self._closed = True
 
     def _cancel_locked(self, timeout: float, lanes: list[Lane], interrupted: bool = False) -> str:
         pending = self._pending

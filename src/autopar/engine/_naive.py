@@ -230,6 +230,13 @@ class NaiveEngine(Pushing):
         """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
         self._shutdown(timeout)
 
+    def abandon_after_fork(self) -> None:
+        """In a forked child: cancel what the parent had pending (see the threaded engine's)."""
+        from autopar.engine._lifecycle import fork_failure
+
+        cancel_ops([*self._issued, *self._ready], fork_failure())
+        self._closed = True
+
     def _shutdown(self, timeout: float) -> None:
         if self._closed:
             return
