@@ -333,11 +333,13 @@ def recording(entry: OpDef, args: Sequence[Any], static: dict[str, Any], out_dty
     always = False
     for i, a in enumerate(args):
         ag = getattr(a, "_ag", None)
-        if ag is not None and a._dtype.kind in "fc":
+        if ag is not None and a._dtype.kind in "fc" and (mode == RECORD or ag.always):
+            # (outside record(), an MXNet-style input -- attach_grad -- is a constant: MXNet records
+            # nothing there, and its .grad must not be written by a PyTorch-style neighbour's backward)
             positions.append(i)
             inputs.append(ag)
             always = always or ag.always
-    if not positions or (mode == DEFAULT and not always):
+    if not positions:
         return None
     if not any(d.kind in "fc" for d in out_dtypes):
         return None

@@ -88,6 +88,13 @@ class NaiveEngine(Pushing):
 
     # -- running -------------------------------------------------------------------
 
+    @_ki.entry
+    def flush(self) -> None:
+        """Run what was queued while no op could run here (a group of pushes, ``_group.py``)."""
+        with self._lock:
+            if _run.current_op() is None:
+                self._run_ready_locked()
+
     def _run_ready_locked(self) -> None:
         """Run the ready ops in order until none is left (an op pushed by one joins the end)."""
         ready = self._ready

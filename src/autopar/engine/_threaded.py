@@ -119,6 +119,9 @@ class ThreadedEngine(Scheduling, Pushing):
             _failures.raised_here(op)
             raise error  # a Ctrl-C (or SystemExit) in an op run here reaches the caller, recorded, once
 
+    def flush(self) -> None:
+        """Nothing to do: the lanes' workers run what a group of pushes queued (``_group.py``)."""
+
     def _make_lane(self, device: Device, name: str) -> Lane:
         specs = lane_specs(device)
         if name == EXTERNAL:

@@ -41,6 +41,7 @@ from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.arrays._backward import backward
+from autopar.engine._group import atomic
 from autopar.parallel._collectives import allreduce, broadcast
 from autopar.parallel._optim import Optimizer
 
@@ -144,20 +145,48 @@ class DataParallel:
                 f"{self.optimizer!r})")  # fmt: skip
 
     def step(self, losses: Sequence[NDArray], *, sync: bool = True) -> None:
-        """Backward of ``losses`` (one per device), gradients summed across devices, update; returns at once."""
+        """Backward of ``losses`` (one per device), gradients summed across devices, update; returns at once.
+
+        A parameter that no device's loss reaches is not moved by the step (as ``torch.optim`` skips
+        a parameter whose ``.grad`` is None): its update is not pushed, its optimizer state is left
+        as it was, and its ``.grad`` holds zeros. One reached on some devices only is updated on
+        every device, with the sum of the gradients of those that reached it.
+
+        A failed step fails what it would have written -- the parameters and the optimizer state of
+        every device -- and the next step succeeds once they are restored (``copyto`` from values
+        kept before the step): the gradient buckets are overwritten at the start of every step,
+        which clears a failure they held. Under Ctrl-C the step is all-or-nothing: an interrupt
+        landing while it pushes is raised once all of it is pushed (``engine/_group.py``).
+        """
         if len(losses) != len(self.replicas):
             raise ValueError(f"DataParallel.step: {len(losses)} losses for {len(self.replicas)} devices; give one per device")
         for d, (loss, device) in enumerate(zip(losses, self.devices)):
             if type(loss) is not NDArray or loss.device != device:
                 where = getattr(loss, "device", type(loss).__name__)
                 raise ValueError(f"DataParallel.step: loss {d} is on {where}, its replica on {device}")
-        backward(losses, None, what="DataParallel.step")
+        self._step(losses, sync)
+
+    @atomic("DataParallel.step()")
+    def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
+        with _autograd.no_grad():
+            for flats in self.flats:  # an overwrite of each bucket: zeros, and no failure left by an earlier step
+                for flat in flats:
+                    flat[...] = 0.0
+        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step")}
+        used = [any(id(row[i]._ag) in reached for row in self.replicas) for i in range(len(self.replicas[0]))]
         scale = 1.0 / len(self.replicas) if self.average else 1.0
         optimizer = self.optimizer
         with _autograd.no_grad():
             optimizer.begin_step()
             for b, indices in enumerate(self.buckets):
+                live = [i for i in indices if used[i]]
+                if not live:
+                    continue  # nothing reached it: nothing to sum, nothing to move
                 if sync:
                     allreduce([flats[b] for flats in self.flats])
                 for row, states, flats in zip(self.replicas, self.states, self.flats):
-                    optimizer.update_bucket([row[i] for i in indices], flats[b], [states[i] for i in indices], scale)
+                    if len(live) == len(indices):
+                        optimizer.update_bucket([row[i] for i in indices], flats[b], [states[i] for i in indices], scale)
+                    else:
+                        for i in live:
+                            optimizer.update(row[i], row[i].grad, states[i], scale)
