@@ -36,6 +36,7 @@ from autopar.engine._op import Completion, Op, OpState, claim
 from autopar.engine._pushing import EXTERNAL, Pushing
 from autopar.engine._var import Failure, Var
 from autopar.engine._waiting import wait
+from autopar.errors import DeviceError
 
 
 
@@ -61,6 +62,7 @@ class NaiveEngine(Pushing):
         self._per_device: dict[Device, int] = {}
         self._issued: dict[Op, None] = {}
         self._streams: dict[Device, Any] = {}
+        self._lost: dict[Device, Failure] = {}  # devices left unusable by a sticky error
         self._closed = False
 
     def _make_lane(self, device: Device, name: str) -> str:
@@ -114,6 +116,24 @@ class NaiveEngine(Pushing):
                 raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded, once
 
     def _run_op(self, op: Op) -> BaseException | Failure | None:
+        lost = self._lost.get(op.device)
+        if lost is not None:  # a sticky device error: nothing on the device runs or is waited for again
+            return lost
+        error = self._run_on_device(op)
+        if error is not None and not isinstance(error, Failure) and op.device.has_streams:
+            stream = self._stream(op.device)
+            try:
+                fatal = bool(stream.is_fatal(error))
+            except Exception:
+                fatal = True
+            if fatal:
+                self._lost[op.device] = _failures.new(op, DeviceError(
+                    f"{op.device} is unusable: {type(error).__name__} in {op.name!r} -- an error of this kind is "
+                    f"sticky; restart the process to use {op.device} again"), f"the device {op.device}")
+                stream.abandon()
+        return error
+
+    def _run_on_device(self, op: Op) -> BaseException | Failure | None:
         if op.fn is None:  # push_event: the device work is queued already; wait for it
             return self._wait(op.event)
         stream = self._stream(op.device) if op.device.has_streams else None

@@ -62,6 +62,7 @@ class ThreadedEngine(Scheduling, Pushing):
         self._low_water = max(0, max_pending - max(1, max_pending // 10))
         self._streams_used = False  # a lane whose ops finish after their function exists
         self._issued: dict[Op, None] = {}  # ops whose function returned, not finished
+        self._lost: dict[Device, Failure] = {}  # devices a sticky error left unusable (_scheduling.py)
         self._closed = False
 
     def _submit(self, op: Op, inline: bool) -> None:
@@ -137,4 +138,11 @@ class ThreadedEngine(Scheduling, Pushing):
                 lane = lanes[name] = Lane(self, spec, worker=name != EXTERNAL)
                 if lane.watcher is not None:
                     self._streams_used = True
+                lost = self._lost.get(device)
+                if lost is not None:  # a lane of a lost device is born lost
+                    lane.lost = lost
+                    if lane.watcher is not None:
+                        lane.watcher.lost = lost
+                    if lane.stream is not None:
+                        lane.stream.abandon()
             return lane
