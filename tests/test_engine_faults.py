@@ -44,13 +44,17 @@ class Raising:
 
 @pytest.mark.parametrize("where", ["op_pushed", "op_started", "op_finished"])
 def test_a_raising_listener_fails_the_op_and_kills_no_thread(eng, where) -> None:  # type: ignore[no-untyped-def]
-    listener = Raising(where)
+    fails_the_watched_op(eng, Raising(where), RuntimeError,
+                         rf"listener broke \[in autopar operation 'watched' on cpu:0; raised by engine listener .* in {where}\(\)\]")
+
+
+def fails_the_watched_op(eng, listener, error, match) -> None:  # type: ignore[no-untyped-def]
+    """With ``listener`` attached, an op named "watched" fails with ``error``; then the lane still works."""
     engine.add_listener(listener)
     try:
         a = eng.Var()
         eng.push(lambda: None, writes=[a], name="watched")
-        with pytest.raises(RuntimeError, match=rf"listener broke \[in autopar operation 'watched' on cpu:0; "
-                                               rf"raised by engine listener .* in {where}\(\)\]"):
+        with pytest.raises(error, match=match):
             within(10, lambda: eng.wait_for_var(a))
     finally:
         engine.remove_listener(listener)
@@ -74,18 +78,7 @@ class Blocking:
 
 
 def test_a_listener_that_blocks_gets_a_clear_error_instead_of_a_deadlock(eng) -> None:  # type: ignore[no-untyped-def]
-    listener = Blocking()
-    engine.add_listener(listener)
-    try:
-        a = eng.Var()
-        eng.push(lambda: None, writes=[a], name="watched")
-        with pytest.raises(BlockingCallError, match="inside an engine listener's op_finished .*'watched'"):
-            within(10, lambda: eng.wait_for_var(a))
-    finally:
-        engine.remove_listener(listener)
-    b = eng.Var()
-    eng.push(lambda: None, writes=[b])
-    within(10, lambda: eng.wait_for_var(b))  # the lane still works
+    fails_the_watched_op(eng, Blocking(), BlockingCallError, "inside an engine listener's op_finished .*'watched'")
 
 def test_an_internal_error_fails_the_op_and_the_worker_goes_on(threaded, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
     original = _outcome.record

@@ -42,9 +42,9 @@ class _Function:
         return f"<function {getattr(self.fn, '__qualname__', self.fn)!r}>"
 
 
-def _kernel(*tensors: torch.Tensor, fn: _Function, shape: tuple[int, ...], label: str, device: str,
-            dtype: Any) -> Any:
-    result = fn.fn(*tensors)
+def _kernel(*tensors: torch.Tensor, fn: _Function | Callable[..., Any], shape: tuple[int, ...], label: str,
+            device: str, dtype: Any) -> Any:
+    result = (fn.fn if isinstance(fn, _Function) else fn)(*tensors)  # (a bare function: a call built by hand)
     if not isinstance(result, torch.Tensor):
         result = torch.as_tensor(np.asarray(result), device=device)
     if tuple(result.shape) != shape:
