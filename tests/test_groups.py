@@ -118,3 +118,48 @@ def check(out: dict) -> None:  # type: ignore[type-arg]
     assert out["backward"] == ["interrupted", True], out  # complete gradients: the same as uninterrupted
     assert out["step"] == [["interrupted", "no interrupt"], True, True], out  # replicas equal, as uninterrupted
     assert out["allreduce"] == ["interrupted", [[0.0, 3.0, 6.0, 9.0]] * 2], out  # the sum on both devices
+
+
+def test_inside_a_group_nothing_runs_on_the_caller_and_no_push_waits(eng) -> None:  # type: ignore[no-untyped-def]
+    """While a group pushes, no op's function runs on the calling thread (the one place a Ctrl-C is
+    raised at once): no inline run, and the naive policy only queues until the group returns. Its
+    pushes never wait for back-pressure (a wait a Ctrl-C would end midway)."""
+    import threading
+
+    import autopar as ap
+    from _helpers import within
+    from autopar.engine._group import atomic
+
+    here = threading.current_thread()
+    ran: list[threading.Thread] = []
+    seen_inside: list[list[threading.Thread]] = []
+    v = eng.Var()
+
+    @atomic("a test group")
+    def group() -> None:
+        e = eng.current_engine()
+        e.push_checked(lambda: ran.append(threading.current_thread()), (), (v,), ap.cpu(0), 0, "tiny", "compute", True)
+        seen_inside.append(list(ran))
+
+    group()
+    within(30, lambda: eng.wait_for_var(v))
+    assert seen_inside == [[]], seen_inside  # not run on the caller inside the group
+    if eng.get_engine() == "naive":
+        assert ran == [here]  # run when the group returned, on the caller, as the naive policy does
+    else:
+        assert ran and ran[0] is not here
+
+    gate = threading.Event()
+    eng.set_max_pending(1)
+    try:
+        eng.push(gate.wait, writes=[eng.Var()]) if eng.get_engine() == "threaded" else None
+
+        @atomic("a test group")
+        def many() -> None:
+            for _ in range(5):
+                eng.push(lambda: None, writes=[eng.Var()])
+
+        within(30, many)  # returns with the bound exceeded; it would wait for the gate
+    finally:
+        gate.set()
+        eng.set_max_pending(None)

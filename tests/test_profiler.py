@@ -208,10 +208,14 @@ def test_an_error_that_holds_the_failed_array_does_not_deadlock_the_lane(threade
     def bad(t):  # type: ignore[no-untyped-def]
         raise ValueError("bad value", box[0])
 
-    with ap.profile() as prof:
-        box.append(ap.call(bad, x, shape=(3,), name="holder"))
-        with pytest.raises(ValueError):
-            within(20, ap.waitall)
+    def profiled():  # type: ignore[no-untyped-def]
+        with ap.profile() as prof:
+            box.append(ap.call(bad, x, shape=(3,), name="holder"))
+            with pytest.raises(ValueError):
+                ap.waitall()
+        return prof
+
+    prof = within(30, profiled)  # the whole block, leaving it included: a deadlock fails here
     (record,) = [r for r in prof.records if r.name == "holder"]
     assert record.state == "failed" and record.error == "ValueError: bad value, <NDArray>", record.error
     assert (x + 1).tolist() == [2.0] * 3  # the lanes still work

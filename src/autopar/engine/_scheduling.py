@@ -54,9 +54,6 @@ class Scheduling(Lifecycle):
             return False
         lane = op._lane
         if self._streams_used:
-            if lane.lost is not None:  # its device was lost: fail it without touching the device
-                self._end_locked(op, OpState.FAILED, lane.lost, ready)
-                return False
             deps = _device.in_flight(op)
             if deps:
                 if lane.stream is None or (_failures.seen and _failures.first_failure(op) is not None):
