@@ -33,6 +33,7 @@ when the device reached ``event``.
 
 from __future__ import annotations
 
+import ctypes
 import time
 import weakref
 from contextlib import AbstractContextManager, ExitStack
@@ -48,7 +49,6 @@ import torch
 # device is lost (``abandon``) they are kept for good instead. Weak until then: nothing is kept
 # longer than its arrays while the device works.
 _kept: weakref.WeakSet[torch.Tensor] = weakref.WeakSet()
-_buried: list[torch.Tensor] = []
 
 
 def keep_on_loss(tensor: torch.Tensor) -> torch.Tensor:
@@ -58,8 +58,12 @@ def keep_on_loss(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def bury_kept() -> None:
-    """A device is lost: keep every such tensor alive until the process exits (never freed)."""
-    _buried.extend(_kept)
+    """A device is lost: every such tensor is never freed, not even when the interpreter clears its
+    modules at exit (a reference held in a module would be dropped then, and the free would abort):
+    each gets a reference nobody owns."""
+    for tensor in list(_kept):
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(tensor))
+    _kept.clear()
 
 
 class CudaEvent:

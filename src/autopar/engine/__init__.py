@@ -28,7 +28,7 @@ from typing import Any
 from autopar import _config
 from autopar.devices import Device
 from autopar.devices import _device as _devices
-from autopar.engine import _failures, _ki, _run
+from autopar.engine import _failures, _hooks, _ki, _run
 from autopar.engine._hooks import Listener, add_listener, remove_listener
 from autopar.engine._naive import NaiveEngine
 from autopar.engine._op import Completion, Op, OpState
@@ -297,18 +297,12 @@ def _after_fork_in_child() -> None:
     global _engine, _lock
     _lock = threading.Lock()
     _failures.after_fork()
-    _hooks_after_fork()
+    _hooks._lock = threading.Lock()
     _ki.after_fork()
     old = _engine
     if old is not None:
         old.abandon_after_fork()
         _engine = _make(old.name)
-
-
-def _hooks_after_fork() -> None:
-    from autopar.engine import _hooks
-
-    _hooks._lock = threading.Lock()
 
 
 atexit.register(_at_exit)
