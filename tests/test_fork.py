@@ -4,8 +4,6 @@ parent had pending is cancelled in the child, with a message; the parent is unto
 
 from __future__ import annotations
 
-import pytest
-
 from _helpers import run_python
 
 FORK = r"""
@@ -14,60 +12,65 @@ import autopar as ap
 from autopar import engine
 from autopar.errors import EngineShutdownError
 
-engine.set_engine(sys.argv[1])
-x = ap.ones((64, 64))
-(x @ x).wait_to_read()  # the parent's lanes are running
-gate = threading.Event()
-if sys.argv[1] == "threaded":
-    pending = ap.call(lambda t: (gate.wait(), t + 1)[1], x, shape=(64, 64))  # still running at the fork
-else:  # the naive engine runs each op at once: an op completed later is what stays pending
-    completes = []
-    v = engine.Var()
-    engine.push_async(completes.append, writes=[v])
 
-def child_work():
-    z = ap.ones((32, 32), device=ap.cpu(0))
-    total = float((z @ z).sum().item())
-    try:
-        if sys.argv[1] == "threaded":
-            pending.numpy()
-        else:
-            engine.wait_for_var(v)
-        left = "no error"
-    except EngineShutdownError as error:
-        left = "forked" if "forked child" in str(error) else str(error)
-    return total, left
+def scenario(policy):
+    engine.set_engine(policy)
+    x = ap.ones((64, 64))
+    (x @ x).wait_to_read()  # the parent's lanes are running
+    gate = threading.Event()
+    if policy == "threaded":
+        pending = ap.call(lambda t: (gate.wait(), t + 1)[1], x, shape=(64, 64))  # still running at the fork
+    else:  # the naive engine runs each op at once: an op completed later is what stays pending
+        completes = []
+        v = engine.Var()
+        engine.push_async(completes.append, writes=[v])
 
-def mp_child(queue):
-    queue.put(child_work())
+    def child_work():
+        z = ap.ones((32, 32), device=ap.cpu(0))
+        total = float((z @ z).sum().item())
+        try:
+            if policy == "threaded":
+                pending.numpy()
+            else:
+                engine.wait_for_var(v)
+            left = "no error"
+        except EngineShutdownError as error:
+            left = "forked" if "forked child" in str(error) else str(error)
+        return total, left
 
-pid = os.fork()
-if pid == 0:
-    try:
-        print("os.fork", *child_work(), flush=True)
-    finally:
-        os._exit(0)
-os.waitpid(pid, 0)
-ctx = mp.get_context("fork")
-queue = ctx.Queue()
-proc = ctx.Process(target=mp_child, args=(queue,))
-proc.start()
-print("multiprocessing", *queue.get(timeout=60), flush=True)
-proc.join(60)
-gate.set()
-if sys.argv[1] == "naive":
-    completes[0]()
-    engine.wait_for_var(v)
-    print("parent done")
-else:
-    print("parent", float(pending.numpy()[0, 0]))
+    def mp_child(queue):
+        queue.put(child_work())
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            print("os.fork", *child_work(), flush=True)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=mp_child, args=(queue,))
+    proc.start()
+    print("multiprocessing", *queue.get(timeout=60), flush=True)
+    proc.join(60)
+    gate.set()
+    if policy == "naive":
+        completes[0]()
+        engine.wait_for_var(v)
+        print("parent done")
+    else:
+        print("parent", float(pending.numpy()[0, 0]))
+
+
+for name in ("threaded", "naive"):
+    scenario(name)
 """
 
 
-@pytest.mark.parametrize("policy", ["threaded", "naive"])
-def test_a_forked_child_computes_and_the_parents_pending_work_is_cancelled_there(policy: str) -> None:
-    proc = run_python(f"import sys; sys.argv = ['fork', {policy!r}]\n" + FORK, timeout=90)
+def test_a_forked_child_computes_and_the_parents_pending_work_is_cancelled_there() -> None:
+    proc = run_python(FORK, timeout=120)  # both policies, one after the other, in one interpreter
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().split("\n")
-    assert lines[:2] == ["os.fork 32768.0 forked", "multiprocessing 32768.0 forked"], proc.stdout
-    assert lines[2] == ("parent 2.0" if policy == "threaded" else "parent done"), proc.stdout
+    assert lines == ["os.fork 32768.0 forked", "multiprocessing 32768.0 forked", "parent 2.0",
+                     "os.fork 32768.0 forked", "multiprocessing 32768.0 forked", "parent done"], proc.stdout
