@@ -13,7 +13,7 @@ first contribution pushed, added to by the others; a leaf's accumulator is its
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -43,9 +43,13 @@ ONES = _Ones()
 
 @atomic("backward()")
 def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, retain_graph: bool = False,
-             create_graph: bool = False, what: str = "backward") -> list[Leaf]:  # fmt: skip
+             create_graph: bool = False, what: str = "backward",
+             before: Callable[[set[int]], None] | None = None) -> list[Leaf]:  # fmt: skip
     """Push the gradient ops of everything ``heads`` were computed from; return at once, with the
     leaves whose ``.grad`` they write (a leaf the heads do not reach is not among them).
+
+    ``before(reached)``, if given, is called with the ids of the leaves the heads reach, before any
+    gradient op is pushed (the data-parallel step prepares its gradient buckets there).
 
     All-or-nothing under Ctrl-C (``engine/_group.py``): an interrupt landing while it
     pushes is raised once every gradient op is pushed."""
@@ -68,6 +72,10 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
             )
         seeds.append((head, ONES if g is None else _head_grad(what, head, g)))
     nodes = _reachable([h._ag for h, _ in seeds], what)
+    if before is not None:
+        reached = {id(h._ag) for h, _ in seeds if type(h._ag) is Leaf}
+        reached.update(id(ag) for node in nodes for ag in node.inputs if type(ag) is Leaf)
+        before(reached)
     if not retain_graph:
         for node in nodes:
             node.consumed = True

@@ -154,8 +154,9 @@ class DataParallel:
 
         A failed step fails what it would have written -- the parameters and the optimizer state of
         every device -- and the next step succeeds once they are restored (``copyto`` from values
-        kept before the step): the gradient buckets are overwritten at the start of every step,
-        which clears a failure they held. Under Ctrl-C the step is all-or-nothing: an interrupt
+        kept before the step): a gradient bucket that holds a failure when a step is pushed is
+        overwritten first, which clears it. (A step pushed before the failure of the one before it
+        has been recorded fails too; by the time a read has raised that failure, it is recorded.) Under Ctrl-C the step is all-or-nothing: an interrupt
         landing while it pushes is raised once all of it is pushed (``engine/_group.py``).
         """
         if len(losses) != len(self.replicas):
@@ -166,13 +167,21 @@ class DataParallel:
                 raise ValueError(f"DataParallel.step: loss {d} is on {where}, its replica on {device}")
         self._step(losses, sync)
 
+    def _prepare_buckets(self, reached: set[int]) -> None:
+        """Before backward pushes its gradients: overwrite with zeros each bucket that holds a
+        parameter this device's loss does not reach (its slot must hold no earlier step's gradient:
+        the bucket is summed whole), or that holds a failure an earlier step left (an overwrite
+        clears it, SPEC §4.2; each gradient writes only its part of the bucket and so keeps it).
+        Any other bucket is written whole by this step's gradients: no extra op."""
+        with _autograd.no_grad():
+            for row, flats in zip(self.replicas, self.flats):
+                for indices, flat in zip(self.buckets, flats):
+                    if flat._storage.var.failure is not None or any(id(row[i]._ag) not in reached for i in indices):
+                        flat[...] = 0.0
+
     @atomic("DataParallel.step()")
     def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
-        with _autograd.no_grad():
-            for flats in self.flats:  # an overwrite of each bucket: zeros, and no failure left by an earlier step
-                for flat in flats:
-                    flat[...] = 0.0
-        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step")}
+        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets)}
         used = [any(id(row[i]._ag) in reached for row in self.replicas) for i in range(len(self.replicas[0]))]
         scale = 1.0 / len(self.replicas) if self.average else 1.0
         optimizer = self.optimizer
