@@ -374,3 +374,44 @@ def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> 
         opt.step()
     for row in replicas:
         np.testing.assert_allclose(row[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_recorded(devices) -> None:  # type: ignore[no-untyped-def]
+    """SPEC §8: after a failed step (parameters restored), the next good step succeeds -- also when it
+    is pushed before the failure was recorded (here a gate holds the failing op until the good step is
+    pushed; on the threaded policy any slow failing op does it). Whether a step clears its buckets
+    was decided at push time, from the failure stored *then*: the naive policy (failure recorded
+    first) succeeded, the threaded one failed every parameter. Oracle: torch.optim, good steps only."""
+    rng = np.random.default_rng(11)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in devices]
+    replicas = parallel.replicate([ap.asarray(w0)], devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
+    xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
+
+    def step(inputs):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            trainer.step([ap.tanh(x @ p[0]).sum() for x, p in zip(inputs, replicas)])
+
+    def broken(t):  # type: ignore[no-untyped-def]
+        raise FloatingPointError("bad batch")
+
+    step(xd)
+    kept = [row[0].numpy().copy() for row in replicas]
+    held = ap.asarray(xs[1], device=devices[1])
+    gate = Gate(reads=[held._storage.var], writes=[held._storage.var])
+    step([xd[0], ap.call(broken, held, shape=held.shape)])  # fails once the gate opens
+    for row, value in zip(replicas, kept):  # restored without reading the failure first
+        ap.asarray(value, device=row[0].device).copyto(row[0])
+    step(xd)
+    gate.open()
+    with pytest.raises(FloatingPointError, match="bad batch"):
+        within(60, ap.waitall)
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = torch.optim.SGD([tw], lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        (sum(torch.tanh(torch.from_numpy(x) @ tw).sum() for x in xs) / 2).backward()  # type: ignore[union-attr]
+        opt.step()
+    for row in replicas:
+        np.testing.assert_allclose(within(60, row[0].numpy), tw.detach().numpy(), rtol=1e-5, atol=1e-6)

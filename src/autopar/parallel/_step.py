@@ -41,6 +41,7 @@ from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.arrays._backward import backward
+from autopar.arrays._dispatch import push
 from autopar.engine._group import atomic
 from autopar.parallel._collectives import allreduce, broadcast
 from autopar.parallel._optim import Optimizer
@@ -94,6 +95,10 @@ def replicate(params: Sequence[NDArray], devices: Any) -> list[list[NDArray]]:
             else:
                 p.attach_grad()
     return replicas
+
+
+def _keep() -> None:
+    """A bucket every gradient of this step rewrites: nothing to do (its push clears a failure)."""
 
 
 class DataParallel:
@@ -154,10 +159,10 @@ class DataParallel:
 
         A failed step fails what it would have written -- the parameters and the optimizer state of
         every device -- and the next step succeeds once they are restored (``copyto`` from values
-        kept before the step): a gradient bucket that holds a failure when a step is pushed is
-        overwritten first, which clears it. (A step pushed before the failure of the one before it
-        has been recorded fails too; by the time a read has raised that failure, it is recorded.) Under Ctrl-C the step is all-or-nothing: an interrupt
-        landing while it pushes is raised once all of it is pushed (``engine/_group.py``).
+        kept before the step), whether or not the failure was read first: each step overwrites its
+        gradient buckets before writing them, which clears a failure they hold. Under Ctrl-C the
+        step is all-or-nothing: an interrupt landing while it pushes is raised once all of it is
+        pushed (``engine/_group.py``).
         """
         if len(losses) != len(self.replicas):
             raise ValueError(f"DataParallel.step: {len(losses)} losses for {len(self.replicas)} devices; give one per device")
@@ -168,16 +173,23 @@ class DataParallel:
         self._step(losses, sync)
 
     def _prepare_buckets(self, reached: set[int]) -> None:
-        """Before backward pushes its gradients: overwrite with zeros each bucket that holds a
-        parameter this device's loss does not reach (its slot must hold no earlier step's gradient:
-        the bucket is summed whole), or that holds a failure an earlier step left (an overwrite
-        clears it, SPEC §4.2; each gradient writes only its part of the bucket and so keeps it).
-        Any other bucket is written whole by this step's gradients: no extra op."""
+        """Before backward pushes its gradients, one overwrite of each bucket on each device: zeros
+        when it holds a parameter this device's loss does not reach (its slot must hold no earlier
+        step's gradient: the bucket is summed whole); else an op that does nothing -- the gradients
+        rewrite the whole bucket -- but, being an overwrite, clears a failure an earlier step left
+        there (SPEC §4.2; each gradient writes only its part of the bucket and so would keep it).
+
+        Pushed every step, whether or not a failure is stored yet: the earlier step's failure may
+        be recorded only after this push (the threaded policy), and what this step does must not
+        depend on when that happens (the naive policy records it first)."""
         with _autograd.no_grad():
             for row, flats in zip(self.replicas, self.flats):
                 for indices, flat in zip(self.buckets, flats):
-                    if flat._storage.var.failure is not None or any(id(row[i]._ag) not in reached for i in indices):
-                        flat[...] = 0.0
+                    storage = flat._storage
+                    if storage.remote or any(id(row[i]._ag) not in reached for i in indices):
+                        flat[...] = 0.0  # (a node's bucket: its failure is kept on the node too)
+                    else:
+                        push(_keep, (), (storage.var,), flat.device, "gradient bucket")
 
     @atomic("DataParallel.step()")
     def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
