@@ -12,6 +12,7 @@ first contribution pushed, added to by the others; a leaf's accumulator is its
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -88,6 +89,14 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
 
 
 _grad_lock = threading.Lock()
+
+
+def _new_grad_lock() -> None:  # a forked child: another thread may have held it at the fork
+    global _grad_lock
+    _grad_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_grad_lock)
 
 
 def _leaf_grad(leaf: Leaf) -> Any:

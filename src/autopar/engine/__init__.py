@@ -28,6 +28,7 @@ from typing import Any
 from autopar import _config
 from autopar.devices import Device
 from autopar.devices import _device as _devices
+from autopar.devices import _threads as _device_threads
 from autopar.engine import _failures, _hooks, _ki, _run
 from autopar.engine._hooks import Listener, add_listener, remove_listener
 from autopar.engine._naive import NaiveEngine
@@ -298,6 +299,10 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()
     _failures.after_fork()
     _hooks._lock = threading.Lock()
+    # The devices' locks too: a lane worker holds _threads' while it sets its torch threads (its
+    # first op); forked then, the child's workers waited for it forever, and so did its first op.
+    _device_threads._lock = threading.Lock()
+    _devices._lock = threading.Lock()
     _ki.after_fork()
     old = _engine
     if old is not None:
