@@ -243,3 +243,72 @@ def test_dtype_promotion_inside_the_graph() -> None:
     y.backward()
     assert w.grad.dtype == ap.float32
     np.testing.assert_allclose(w.grad.numpy(), [0.5, 0.25])
+
+
+# -- trust (issue 16) --------------------------------------------------------------------------------
+
+
+def test_two_backward_calls_at_once_both_reach_a_leaf_without_grad(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each backward made its own accumulator for a PyTorch-style leaf whose .grad was None and the
+    last assignment won: one contribution was lost. The interleaving is forced: the first call stops
+    at the push of the gradient that writes the leaf (its second: sum's, then mul's) until the
+    second call has finished. torch: both contributions."""
+    import threading
+
+    from autopar.arrays import _backward
+
+    w = ap.asarray(data(3), requires_grad=True)
+    xs = [ap.asarray(data(3)) for _ in range(2)]
+    first, second_done = threading.current_thread(), threading.Event()
+    real = _backward.push_gradient
+
+    calls = []
+
+    def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if threading.current_thread() is first:
+            calls.append(args[0].name)
+            if len(calls) == 2:  # the leaf's target is decided: now the other call runs, whole
+                other.start()
+                assert second_done.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_backward, "push_gradient", held)
+    losses = [(w * x).sum() for x in xs]
+    other = threading.Thread(target=lambda: (losses[1].backward(), second_done.set()))
+    losses[0].backward()
+    other.join(60)
+    assert calls == ["sum", "multiply"], calls
+    np.testing.assert_allclose(w.grad.numpy(), xs[0].numpy() + xs[1].numpy(), rtol=1e-6)
+
+
+def test_attach_grad_arrays_are_constants_outside_record() -> None:
+    """MXNet records nothing outside record(): an attach_grad array used outside it next to a
+    requires_grad one is a constant, and its .grad is not written by that backward."""
+    a = ap.asarray(data(3))
+    a.attach_grad()
+    w = ap.asarray(data(3), requires_grad=True)
+    (a * w).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros(3, np.float32))  # untouched zeros
+    np.testing.assert_allclose(w.grad.numpy(), a.numpy(), rtol=1e-6)
+    with autograd.record():  # inside record() it is recorded, as MXNet does
+        y = (a * w).sum()
+    y.backward()
+    np.testing.assert_allclose(a.grad.numpy(), w.numpy(), rtol=1e-6)
+
+
+def test_autopar_call_keeps_no_function_it_was_given() -> None:
+    """Its plan cache keyed on the function: every closure (and what it captured) stayed alive
+    until 65,536 entries. Now nothing is kept once the call has run."""
+    import gc
+    import weakref
+
+    x = ap.ones(4)
+    refs = []
+    for i in range(20):
+        captured = np.ones(1000)
+        refs.append(weakref.ref(captured))
+        fn = (lambda c: lambda t: t + float(c[0]))(captured)
+        assert ap.call(fn, x, shape=(4,)).tolist() == [2.0] * 4
+        del captured, fn
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0

@@ -267,3 +267,151 @@ def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_writ
         with pytest.raises(RuntimeError, match="modified in place"):
             within(60, p.numpy)
     within(60, ap.waitall)
+
+
+# -- trust: unused parameters, failed steps, optimizer state per device (issue 16) ---------------
+
+
+def test_two_sixteen_element_parameters_fill_one_bucket_of_thirty_two() -> None:
+    from autopar.parallel._step import _buckets
+
+    params = [ap.zeros(16), ap.zeros(16), ap.zeros(1)]
+    assert _buckets(params, 32) == [[2, 1], [0]]  # a bucket holds up to, and including, 32 elements
+    assert _buckets(params[:2], 32) == [[1, 0]]
+    assert _buckets(params[:2], 31) == [[1], [0]]
+
+
+def _torch_optimizer(kind: str, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=0.05, weight_decay=0.01)
+    if kind == "momentum":
+        return torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)
+    return torch.optim.SGD(params, lr=0.1, weight_decay=0.05)
+
+
+def _ours(kind: str) -> parallel.Optimizer:
+    if kind == "adam":
+        return parallel.adam(lr=0.05, weight_decay=0.01)
+    if kind == "momentum":
+        return parallel.sgd(0.1, momentum=0.9, weight_decay=0.01)
+    return parallel.sgd(0.1, weight_decay=0.05)
+
+
+@pytest.mark.parametrize("kind", ["sgd-weight-decay", "momentum", "adam"])
+def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """SPEC §8: a parameter a step's loss does not reach is not moved (torch.optim skips a .grad of
+    None: no weight decay, momentum or Adam step for it). It moved by a stale gradient that doubled
+    each step (the bucket was summed again). Reached on one device only, it moves everywhere by that
+    device's gradient. Oracle: torch.optim on the whole batch; replicas equal bit for bit."""
+    rng = np.random.default_rng(9)
+    w0 = [rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2)]
+    replicas = parallel.replicate([ap.asarray(w) for w in w0], devices)
+    trainer = parallel.DataParallel(replicas, _ours(kind))
+    assert trainer.buckets == [[1, 0]]  # both in one bucket: the unused one's slot is summed too
+    tp = [torch.tensor(w, requires_grad=True) for w in w0]
+    opt = _torch_optimizer(kind, tp)
+    xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
+    uses = [(True, True), (False, False), (True, True), (False, False), (True, False)]  # p1 per device, per step
+    for step, use in enumerate(uses):
+        with autograd.record():
+            losses = [ap.tanh(x @ p[0]).sum() + ((p[1] * p[1]).sum() if u else 0.0) for x, p, u in zip(xd, replicas, use)]
+        trainer.step(losses)
+        opt.zero_grad()  # set_to_none: an unused parameter has no gradient, and torch.optim skips it
+        total = sum(torch.tanh(torch.from_numpy(x) @ tp[0]).sum() + ((tp[1] * tp[1]).sum() if u else 0.0)
+                    for x, u in zip(xs, use))
+        (total / 2).backward()  # type: ignore[union-attr]
+        opt.step()
+        if not any(use):
+            np.testing.assert_array_equal(replicas[0][1].grad.numpy(), np.zeros(3, np.float32))
+        for p, t in zip(replicas[0], tp):
+            np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=f"step {step}")
+    for a, b in zip(replicas[0], replicas[1]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())  # the replicas never diverge
+
+
+@pytest.mark.parametrize("kind", ["sgd", "momentum"])
+def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
+    """SPEC §8/§4.2: a step with a bad label fails the parameters (and optimizer state) it would write;
+    once they are restored, the next good step succeeds. The gradient buckets kept the failure
+    (every .grad is a partial write of its bucket), so every later step failed, forever."""
+    rng = np.random.default_rng(10)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2)]
+    good = [np.array([0, 1]), np.array([2, 0])]
+    replicas = parallel.replicate([ap.asarray(w0)], devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1, momentum=0.9 if kind == "momentum" else 0.0))
+    xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
+
+    def step(labels):  # type: ignore[no-untyped-def]
+        ys = [ap.asarray(y, device=d) for y, d in zip(labels, devices)]
+        with autograd.record():
+            losses = [F.cross_entropy(x @ p[0], y) for x, p, y in zip(xd, replicas, ys)]
+        trainer.step(losses)
+
+    step(good)
+    kept = [[p.numpy().copy() for p in row] for row in replicas]
+    kept_states = [[[s.numpy().copy() for s in state] for state in states] for states in trainer.states]
+    step([good[0], np.array([0, 7])])  # device 1's label is out of range
+    for row in replicas:
+        with pytest.raises(IndexError):
+            within(60, row[0].numpy)
+    within(60, ap.waitall)  # the one failure was raised by the reads above: not again (SPEC §4.4)
+    for row, values, states, saved in zip(replicas, kept, trainer.states, kept_states):  # restore
+        for p, v in zip(row, values):
+            ap.asarray(v, device=p.device).copyto(p)
+        for state, arrays in zip(states, saved):
+            for s, v in zip(state, arrays):
+                ap.asarray(v, device=s.device).copyto(s)
+    step(good)
+    within(60, ap.waitall)
+    # the oracle: torch.optim with the two good steps only
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = torch.optim.SGD([tw], lr=0.1, momentum=0.9 if kind == "momentum" else 0.0)
+    for _ in range(2):
+        opt.zero_grad()
+        (sum(TF.cross_entropy(torch.from_numpy(x) @ tw, torch.from_numpy(y)) for x, y in zip(xs, good)) / 2).backward()  # type: ignore[union-attr]
+        opt.step()
+    for row in replicas:
+        np.testing.assert_allclose(row[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_recorded(devices) -> None:  # type: ignore[no-untyped-def]
+    """SPEC §8: after a failed step (parameters restored), the next good step succeeds -- also when it
+    is pushed before the failure was recorded (here a gate holds the failing op until the good step is
+    pushed; on the threaded policy any slow failing op does it). Whether a step clears its buckets
+    was decided at push time, from the failure stored *then*: the naive policy (failure recorded
+    first) succeeded, the threaded one failed every parameter. Oracle: torch.optim, good steps only."""
+    rng = np.random.default_rng(11)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in devices]
+    replicas = parallel.replicate([ap.asarray(w0)], devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
+    xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
+
+    def step(inputs):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            trainer.step([ap.tanh(x @ p[0]).sum() for x, p in zip(inputs, replicas)])
+
+    def broken(t):  # type: ignore[no-untyped-def]
+        raise FloatingPointError("bad batch")
+
+    step(xd)
+    kept = [row[0].numpy().copy() for row in replicas]
+    held = ap.asarray(xs[1], device=devices[1])
+    gate = Gate(reads=[held._storage.var], writes=[held._storage.var])
+    step([xd[0], ap.call(broken, held, shape=held.shape)])  # fails once the gate opens
+    for row, value in zip(replicas, kept):  # restored without reading the failure first
+        ap.asarray(value, device=row[0].device).copyto(row[0])
+    step(xd)
+    gate.open()
+    with pytest.raises(FloatingPointError, match="bad batch"):
+        within(60, ap.waitall)
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = torch.optim.SGD([tw], lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        (sum(torch.tanh(torch.from_numpy(x) @ tw).sum() for x in xs) / 2).backward()  # type: ignore[union-attr]
+        opt.step()
+    for row in replicas:
+        np.testing.assert_allclose(within(60, row[0].numpy), tw.detach().numpy(), rtol=1e-5, atol=1e-6)

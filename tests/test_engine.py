@@ -259,7 +259,19 @@ def test_copy_lane_does_not_wait_behind_compute(threaded) -> None:  # type: igno
     engine.waitall()
 
 
-def test_priority_orders_ready_ops_on_a_lane(threaded) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(params=["no failure yet", "after a failure"])
+def failure_path(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Both push paths of the threaded engine: the inlined one real programs take until something
+    fails, and the general one (``_advance_locked``) taken once any failure was ever stored."""
+    from autopar.engine import _failures
+
+    before = _failures.seen
+    _failures.seen = request.param == "after a failure"
+    yield request.param
+    _failures.seen = before or _failures.seen
+
+
+def test_priority_orders_ready_ops_on_a_lane(threaded, failure_path) -> None:  # type: ignore[no-untyped-def]
     gate = threading.Event()
     engine.push(lambda: gate.wait(10), lane="compute")  # hold the lane while we queue
     order: list[int] = []
@@ -386,3 +398,103 @@ def test_two_cpu_devices_have_own_workers(threaded) -> None:  # type: ignore[no-
 def test_set_engine_rejects_unknown() -> None:
     with pytest.raises(ValueError, match="threaded, naive"):
         engine.set_engine("fast")
+
+
+
+# -- the paths the mutation audit found untested (issue 16) ------------------------------------------
+
+
+def _push_inline(fn, writes):  # type: ignore[no-untyped-def]
+    """Push ``fn`` as a trusted kernel may be pushed: allowed to run on the caller when its lane is idle."""
+    eng = engine.current_engine()
+    return eng.push_checked(fn, (), tuple(writes), autopar.cpu(0), 0, "tiny", "compute", True)
+
+
+def test_an_op_never_runs_on_the_caller_while_its_lane_runs_another(threaded, failure_path) -> None:  # type: ignore[no-untyped-def]
+    from _helpers import within
+
+    gate, started = threading.Event(), threading.Event()
+    ran_on: list[threading.Thread] = []
+    try:
+        engine.push(lambda: (started.set(), gate.wait()), writes=[engine.Var()], name="holder")
+        assert started.wait(30)  # the lane's worker runs it
+        _push_inline(lambda: ran_on.append(threading.current_thread()), [engine.Var()])
+        assert ran_on == [], "ran on the caller while the lane's worker ran another op"
+    finally:
+        gate.set()
+    within(30, engine.waitall)
+    assert ran_on and ran_on[0] is not threading.current_thread()
+
+
+def test_a_push_from_another_thread_while_an_op_runs_on_the_caller_is_run(threaded, failure_path) -> None:  # type: ignore[no-untyped-def]
+    """Another thread pushes to the lane while an op runs on the caller: the worker, woken, finds
+    the lane busy and sleeps again; the caller must ring it once its op is done."""
+    from _helpers import wait_for, within
+
+    lane_of = engine.current_engine()
+    engine.push(lambda: None, writes=[engine.Var()])  # make the lane (and its worker)
+    engine.waitall()
+    lane = lane_of._lanes[autopar.cpu(0)]["compute"]
+    later = engine.Var()
+    ran_on: list[threading.Thread] = []
+
+    def on_the_caller() -> None:
+        ran_on.append(threading.current_thread())
+        pushed = threading.Event()
+        threading.Thread(target=lambda: (engine.push(lambda: None, writes=[later]), pushed.set())).start()
+        assert pushed.wait(30)
+        wait_for(lambda: lane.waiting, 30)  # the worker woke, found the lane busy, and sleeps again
+
+    _push_inline(on_the_caller, [engine.Var()])
+    assert ran_on == [threading.current_thread()]
+    within(30, lambda: engine.wait_for_var(later))  # hangs if nobody rings the worker
+
+
+def test_pushes_made_inside_an_op_never_wait_for_back_pressure(threaded) -> None:  # type: ignore[no-untyped-def]
+    """The op pushing is itself pending work: if its pushes waited for room, nothing would make room."""
+    from _helpers import within
+
+    engine.set_max_pending(2)
+    try:
+        done: list[int] = []
+
+        def producer() -> None:
+            for i in range(6):
+                engine.push(lambda i=i: done.append(i), writes=[engine.Var()])
+
+        engine.push(producer, writes=[engine.Var()])
+        within(30, engine.waitall)
+    finally:
+        engine.set_max_pending(None)
+    assert sorted(done) == list(range(6))
+
+
+UNPROTECTED = r"""
+import signal, sys, threading, time
+from autopar import engine
+from autopar.engine._op import OpState
+
+engine.set_engine(sys.argv[1])
+main = threading.main_thread().ident
+threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+box = []
+start = time.monotonic()
+try:
+    eng = engine.current_engine()
+    # a trusted kernel run on the caller (threaded), or any op (naive): interrupted like Python code
+    eng.push_checked(lambda: time.sleep(3), (), (engine.Var(),), engine.Device("cpu:0"), 0, "slow", "compute", True)
+except KeyboardInterrupt:
+    pass
+print(round(time.monotonic() - start, 2))
+"""
+
+
+@pytest.mark.parametrize("policy", ["threaded", "naive"])
+def test_ctrl_c_interrupts_an_op_running_on_the_caller_at_once(policy: str) -> None:
+    """The frame that calls an op's function is unprotected: a Ctrl-C there is raised at once (and
+    stored as the op's failure), not deferred until the op ends (3 s) by the protected push."""
+    from _helpers import run_python
+
+    proc = run_python(f"import sys; sys.argv = ['unprotected', {policy!r}]\n" + UNPROTECTED, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert float(proc.stdout.split()[-1]) < 2.0, proc.stdout

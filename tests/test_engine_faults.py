@@ -18,6 +18,7 @@ import autopar as ap
 from _helpers import wait_for, within
 from autopar import devices, engine
 from autopar.engine import _failures, _outcome
+from autopar.errors import BlockingCallError
 
 
 # -- listeners that raise (defect 3) ------------------------------------------------------------
@@ -43,13 +44,17 @@ class Raising:
 
 @pytest.mark.parametrize("where", ["op_pushed", "op_started", "op_finished"])
 def test_a_raising_listener_fails_the_op_and_kills_no_thread(eng, where) -> None:  # type: ignore[no-untyped-def]
-    listener = Raising(where)
+    fails_the_watched_op(eng, Raising(where), RuntimeError,
+                         rf"listener broke \[in autopar operation 'watched' on cpu:0; raised by engine listener .* in {where}\(\)\]")
+
+
+def fails_the_watched_op(eng, listener, error, match) -> None:  # type: ignore[no-untyped-def]
+    """With ``listener`` attached, an op named "watched" fails with ``error``; then the lane still works."""
     engine.add_listener(listener)
     try:
         a = eng.Var()
         eng.push(lambda: None, writes=[a], name="watched")
-        with pytest.raises(RuntimeError, match=rf"listener broke \[in autopar operation 'watched' on cpu:0; "
-                                               rf"raised by engine listener .* in {where}\(\)\]"):
+        with pytest.raises(error, match=match):
             within(10, lambda: eng.wait_for_var(a))
     finally:
         engine.remove_listener(listener)
@@ -57,6 +62,23 @@ def test_a_raising_listener_fails_the_op_and_kills_no_thread(eng, where) -> None
     eng.push(lambda: None, writes=[b])
     within(10, lambda: eng.wait_for_var(b))  # the lane still works
 
+
+
+class Blocking:
+    """A listener that waits, under the engine lock, for the var of the op it is told about."""
+
+    def op_pushed(self, op: engine.Op) -> None:
+        pass
+
+    def op_started(self, op: engine.Op) -> None:
+        pass
+
+    def op_finished(self, op: engine.Op) -> None:
+        engine.wait_for_var(op.writes[0])  # the op being finished: it would wait for itself
+
+
+def test_a_listener_that_blocks_gets_a_clear_error_instead_of_a_deadlock(eng) -> None:  # type: ignore[no-untyped-def]
+    fails_the_watched_op(eng, Blocking(), BlockingCallError, "inside an engine listener's op_finished .*'watched'")
 
 def test_an_internal_error_fails_the_op_and_the_worker_goes_on(threaded, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
     original = _outcome.record

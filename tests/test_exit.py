@@ -228,3 +228,70 @@ def test_lane_workers_leave_torch_threads_of_other_threads_alone() -> None:
     )
     before, after, main = proc.stdout.split()
     assert before == after == main, proc.stdout + proc.stderr
+
+
+def test_ctrl_c_during_the_exit_wait_cancels_the_rest_and_never_aborts() -> None:
+    """A Ctrl-C while exit waits for pending torch work: the rest is cancelled, the op already running
+    in torch ends first, and the process exits normally (it aborted: "terminate called without an
+    active exception", status -6, with a worker left inside torch at finalization)."""
+    start = time.monotonic()
+    proc = run(
+        """
+        import signal, threading, time
+        import autopar as ap
+        from autopar import engine
+
+        main = threading.main_thread().ident
+
+        def interrupt_the_exit_wait():  # an op: runs once exit has begun, then Ctrl-C
+            while not isinstance(engine._engine, engine.NaiveEngine):  # _at_exit swaps it in first
+                time.sleep(0.005)
+            time.sleep(0.05)
+            signal.pthread_kill(main, signal.SIGINT)
+
+        x = ap.random.uniform(size=(400, 400))
+        ys = [x @ x for _ in range(300)]  # about a second of torch work queued
+        engine.push(interrupt_the_exit_wait, name="interrupter", lane="copy")
+        print("exiting", flush=True)
+        """,
+        timeout=90,
+        AUTOPAR_EXIT_TIMEOUT="60",
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert "terminate called" not in proc.stderr
+    assert "interrupted while waiting for pending work at exit" in proc.stderr, proc.stderr
+    assert "at a Ctrl-C during the exit wait; cancelled" in proc.stderr, proc.stderr
+    assert time.monotonic() - start < 60  # cancelled, not waited out
+
+
+def test_an_unobserved_failure_does_not_keep_its_ops_locals_alive() -> None:
+    """A failed op's traceback frames lose their locals when the failure is stored: 100 failed ops,
+    each with a tensor of 8 MB in a local, held 800 MB until waitall; now the tensors are freed at
+    once, while the failures (type and message) are still owed to waitall."""
+    proc = run(
+        """
+        import gc, weakref
+        import torch
+        from autopar import engine
+        refs = []
+
+        def failing(i):
+            def fn():
+                big = torch.ones(2 << 20)  # 8 MB
+                refs.append(weakref.ref(big))
+                raise ValueError(f"bad {i}")
+            return fn
+
+        for i in range(100):
+            engine.push(failing(i), writes=[engine.Var()], name="failing")
+        engine.current_engine().drain()
+        gc.collect()
+        print("alive", sum(r() is not None for r in refs), "of", len(refs))
+        try:
+            engine.waitall()
+        except ValueError as error:
+            print("owed", str(error).split(" [")[0])
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["alive 0 of 100", "owed bad 0"], proc.stdout

@@ -54,15 +54,24 @@ x0 = ap.random.uniform(size=(480, 480), device=d0)
 x1 = ap.random.uniform(size=(480, 480), device=d1)
 products(x0, 5), products(x1, 5)
 ap.waitall()  # warm up both lanes
+# Side by side at all: the share of the run in which both devices' lanes were busy at once. Lanes
+# that ran one after the other give 0 whatever the machine's load; on a loaded machine the two
+# workers still interleave.
+with ap.profile() as prof:
+    products(x0, 20), products(x1, 20)
+    ap.waitall()
+overlap = prof.summary().overlap_share
+import os
+busy = max(os.getloadavg()[0], 0.0) > len(os.sched_getaffinity(0))  # other processes want every core
 best = 10.0
-for _ in range(5):  # the machine is shared: the best of up to five
+for _ in range(1 if busy else 8):  # faster too: the machine is shared, so the best of up to eight
     t0 = timed(lambda: (products(x0), ap.waitall()))
     t1 = timed(lambda: (products(x1), ap.waitall()))
     both = timed(lambda: (products(x0), products(x1), ap.waitall()))
     best = min(best, both / (t0 + t1))
     if best < 0.75:
         break
-print(best)
+print(overlap, best, int(busy))
 """
 
 
@@ -73,8 +82,13 @@ def test_two_cpu_devices_run_side_by_side() -> None:
     # devices gives about 1.0.
     done = run_python(SIDE_BY_SIDE, timeout=120)
     assert done.returncode == 0, done.stderr
-    best = float(done.stdout.split()[-1])
-    assert best < 0.85, f"both together took {best:.2f} of the two apart: no parallelism"
+    overlap, best, busy = map(float, done.stdout.split()[-3:])
+    assert overlap > 0.5, f"both devices' lanes were busy at once for {overlap:.0%} of the run: one after the other"
+    # One after the other gives about 1.0. The bound leaves room for a shared machine (0.87-0.99 were
+    # seen under load with a bound of 0.85); the overlap above is what load cannot fake. A machine whose
+    # load average exceeds its cores has no second core to give: there the speed is not judged.
+    if not busy:
+        assert best < 0.9, f"both together took {best:.2f} of the two apart: no parallelism"
 
 
 def test_pushing_returns_long_before_the_work_finishes(two_cpus) -> None:  # type: ignore[no-untyped-def]
@@ -94,15 +108,20 @@ def test_pushing_returns_long_before_the_work_finishes(two_cpus) -> None:  # typ
 def test_copies_run_on_the_copy_lane_beside_compute(two_cpus) -> None:  # type: ignore[no-untyped-def]
     import threading
 
+    from _helpers import within
+
     gate = threading.Event()
     x = ap.ones((4, 4), device=two_cpus[0])
     x.wait_to_read()
-    blocker = ap.call(lambda t: (gate.wait(10), t + 1)[1], x, shape=(4, 4))  # holds cpu:0's compute lane
-    copied = x.copyto(two_cpus[1])
-    assert copied.numpy().sum() == 16  # finished while the compute lane is held
-    other = x.to(two_cpus[0])
-    assert other is x
-    gate.set()
+    try:
+        blocker = ap.call(lambda t: (gate.wait(), t + 1)[1], x, shape=(4, 4))  # holds cpu:0's compute lane until set
+        copied = x.copyto(two_cpus[1])
+        # finished while the compute lane is held (a copy on the compute lane would wait forever: within fails)
+        assert within(30, copied.numpy).sum() == 16
+        other = x.to(two_cpus[0])
+        assert other is x
+    finally:
+        gate.set()
     assert blocker.numpy().sum() == 32
 
 

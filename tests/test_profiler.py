@@ -194,3 +194,28 @@ def test_a_real_steps_gradient_traffic_is_found_and_measured_under_a_busy_comput
     assert max(spans) - 1e-9 <= summary.traffic_s <= sum(spans) + 1e-9 and summary.traffic_s > 0, (summary, spans)
     assert summary.traffic_hidden_share == pytest.approx(1.0)
     assert "of it while a compute lane was busy" in str(summary)
+
+
+def test_an_error_that_holds_the_failed_array_does_not_deadlock_the_lane(threaded) -> None:  # type: ignore[no-untyped-def]
+    """The profiler formatted a failed op's error under the engine lock: ``ValueError("msg", out)``
+    formats ``repr(out)``, which waits for the op being recorded -- the lane deadlocked. Now the
+    error is formatted when the records are read."""
+    from _helpers import within
+
+    x = ap.ones(3)
+    box: list[ap.NDArray] = []
+
+    def bad(t):  # type: ignore[no-untyped-def]
+        raise ValueError("bad value", box[0])
+
+    def profiled():  # type: ignore[no-untyped-def]
+        with ap.profile() as prof:
+            box.append(ap.call(bad, x, shape=(3,), name="holder"))
+            with pytest.raises(ValueError):
+                ap.waitall()
+        return prof
+
+    prof = within(30, profiled)  # the whole block, leaving it included: a deadlock fails here
+    (record,) = [r for r in prof.records if r.name == "holder"]
+    assert record.state == "failed" and record.error == "ValueError: bad value, <NDArray>", record.error
+    assert (x + 1).tolist() == [2.0] * 3  # the lanes still work

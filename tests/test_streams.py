@@ -262,3 +262,47 @@ def test_simulated_stream_threads_stop_with_their_engine(threaded) -> None:  # t
         engine.push(lambda: launch(lambda: None), writes=[engine.Var()], device="sim:0")
         engine.set_engine("threaded")
     wait_for(lambda: alive() <= before)  # the last engine has pushed nothing yet: it has no stream lanes
+
+
+# -- a sticky device fault (CUDA's device-side assert) fails the device, not the process (issue 16) --
+
+
+def test_a_sticky_device_fault_fails_everything_on_that_device_and_nothing_else(eng) -> None:  # type: ignore[no-untyped-def]
+    """After a sticky fault (simulated: DeviceLost) every op on the device fails -- those in flight
+    with the fault, those pushed later with a DeviceError saying the device is unusable, without
+    running -- the lanes' streams are abandoned, and other devices keep working."""
+    from autopar.devices import _sim
+    from autopar.errors import DeviceError
+
+    def lost() -> None:
+        raise _sim.DeviceLost("device-side assert triggered")
+
+    try:
+        a, b, c, d = (eng.Var() for _ in range(4))
+        eng.push(lambda: launch(lost), writes=[a], device="sim:0", name="assert")
+        with pytest.raises(_sim.DeviceLost, match="device-side assert"):
+            within(30, lambda: eng.wait_for_var(a))
+        ran: list[str] = []
+        eng.push(lambda: ran.append("compute"), writes=[b], device="sim:0", name="after")
+        eng.push(lambda: ran.append("copy"), writes=[c], device="sim:0", lane="copy_h2d", name="new lane")
+        for v in (b, c):
+            with pytest.raises(DeviceError, match="sim:0 is unusable: DeviceLost in 'assert'.*restart the process"):
+                within(30, lambda v=v: eng.wait_for_var(v))
+        assert ran == []  # nothing ran on the lost device
+        eng.push(lambda: launch(lambda: None), writes=[d], device="sim:1")  # another device: fine
+        within(30, lambda: eng.wait_for_var(d))
+        host = eng.Var()
+        eng.push(lambda: None, writes=[host])
+        within(30, lambda: eng.wait_for_var(host))
+        policy, sim0 = eng.current_engine(), devices.Device("sim:0")
+        if eng.get_engine() == "threaded":
+            streams = [lane.stream for lane in policy._lanes[sim0].values() if lane.stream is not None]
+        else:
+            streams = [policy._streams[sim0]]
+        assert streams and all(s.abandoned for s in streams)  # told to keep what it must not free
+    finally:
+        _sim._lost.clear()
+        engine.current_engine().drain(10.0)
+        current = engine.get_engine()  # a fresh engine: this one has sim:0 lost for good
+        engine.set_engine("naive" if current == "threaded" else "threaded")
+        engine.set_engine(current)

@@ -129,6 +129,9 @@ class NDArray(_Attached):
         t = self._ready_tensor()
         if t.is_cuda:  # the caller's stream will use memory autopar's stream allocated
             t.record_stream(torch.cuda.current_stream(t.device))
+            from autopar.devices import _cuda
+
+            _cuda.keep_on_loss(t)  # its free now records a CUDA event: kept if the device is lost
         return t
 
     def numpy(self) -> np.ndarray:

@@ -17,7 +17,8 @@ none by hand.
 =============  =======================================  ================================
 mode           entered by                               an op is recorded when
 =============  =======================================  ================================
-``DEFAULT``    (outside any block)                      an input requires grad, PyTorch-style
+``DEFAULT``    (outside any block)                      a PyTorch-style input requires grad (an
+                                                        ``attach_grad`` input is a constant there)
 ``RECORD``     ``with autograd.record():``              an input requires grad, either style
 ``OFF``        ``autograd.pause()``, ``no_grad()``      never
 =============  =======================================  ================================
@@ -91,7 +92,14 @@ Each gradient of a value is an *accumulator* array: the first contribution
 pushed writes it (an overwrite: it reads nothing), later ones add to it (a
 read-write), so a value used twice gets the sum, in push order, whatever runs
 first. A leaf's accumulator is ``x.grad`` itself: with ``grad_req="add"`` (or
-when ``.grad`` exists, PyTorch style) every contribution adds. A gradient op
+when ``.grad`` exists, PyTorch style) every contribution adds. A PyTorch-style
+leaf without ``.grad`` gets one at its first contribution: zeros, pushed first,
+made and assigned under a lock, so two ``backward`` calls at once (two
+threads) add to the same array. ``backward`` returns the leaves it writes:
+a leaf its heads do not reach keeps its ``.grad`` (PyTorch), and the
+data-parallel step does not move it. ``backward`` is a group
+(``engine/_group.py``): a Ctrl-C landing while it pushes is raised after its
+last push, so no ``.grad`` is left half computed. A gradient op
 reads its results' gradients, its results' vars and its inputs' vars (their
 values are what torch saved: reading them orders it against later writes),
 and writes its inputs' gradients; it runs on the forward op's device and lane
@@ -333,11 +341,13 @@ def recording(entry: OpDef, args: Sequence[Any], static: dict[str, Any], out_dty
     always = False
     for i, a in enumerate(args):
         ag = getattr(a, "_ag", None)
-        if ag is not None and a._dtype.kind in "fc":
+        if ag is not None and a._dtype.kind in "fc" and (mode == RECORD or ag.always):
+            # (outside record(), an MXNet-style input -- attach_grad -- is a constant: MXNet records
+            # nothing there, and its .grad must not be written by a PyTorch-style neighbour's backward)
             positions.append(i)
             inputs.append(ag)
             always = always or ag.always
-    if not positions or (mode == DEFAULT and not always):
+    if not positions:
         return None
     if not any(d.kind in "fc" for d in out_dtypes):
         return None

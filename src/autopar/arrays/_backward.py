@@ -12,12 +12,15 @@ first contribution pushed, added to by the others; a leaf's accumulator is its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from autopar import engine
+from autopar.engine._group import atomic
 from autopar.arrays import _autograd, _views
 from autopar.arrays._autograd import Edge, Leaf, Node
 from autopar.arrays._dispatch import push
@@ -39,9 +42,18 @@ class _Ones:
 ONES = _Ones()
 
 
+@atomic("backward()")
 def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, retain_graph: bool = False,
-             create_graph: bool = False, what: str = "backward") -> None:  # fmt: skip
-    """Push the gradient ops of everything ``heads`` were computed from; return at once."""
+             create_graph: bool = False, what: str = "backward",
+             before: Callable[[set[int]], None] | None = None) -> list[Leaf]:  # fmt: skip
+    """Push the gradient ops of everything ``heads`` were computed from; return at once, with the
+    leaves whose ``.grad`` they write (a leaf the heads do not reach is not among them).
+
+    ``before(reached)``, if given, is called with the ids of the leaves the heads reach, before any
+    gradient op is pushed (the data-parallel step prepares its gradient buckets there).
+
+    All-or-nothing under Ctrl-C (``engine/_group.py``): an interrupt landing while it
+    pushes is raised once every gradient op is pushed."""
     from autopar.arrays._array import NDArray
 
     if create_graph:
@@ -61,6 +73,10 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
             )
         seeds.append((head, ONES if g is None else _head_grad(what, head, g)))
     nodes = _reachable([h._ag for h, _ in seeds], what)
+    if before is not None:
+        reached = {id(h._ag) for h, _ in seeds if type(h._ag) is Leaf}
+        reached.update(id(ag) for node in nodes for ag in node.inputs if type(ag) is Leaf)
+        before(reached)
     if not retain_graph:
         for node in nodes:
             node.consumed = True
@@ -69,8 +85,33 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
         pass_.contribute(head._ag, g)
     for node in sorted(nodes, key=lambda n: n.seq, reverse=True):
         pass_.push_node(node)
-    for leaf, grad in pass_.created:  # only now: a pass interrupted midway leaves no .grad nothing will write
-        leaf.grad = grad
+    return list(pass_.written.values())
+
+
+_grad_lock = threading.Lock()
+
+
+def _new_grad_lock() -> None:  # a forked child: another thread may have held it at the fork
+    global _grad_lock
+    _grad_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_grad_lock)
+
+
+def _leaf_grad(leaf: Leaf) -> Any:
+    """``leaf.grad``, made now -- zeros, pushed before any contribution -- if it has none (PyTorch style).
+
+    Under a lock and assigned at once: two backward calls at the same time (two threads) find the
+    same accumulator, and both add to it. (Each made its own and the last assignment won: a
+    contribution was lost.)"""
+    with _grad_lock:
+        grad = leaf.grad
+        if grad is None:
+            from autopar.arrays._creation import zeros
+
+            grad = leaf.grad = zeros(leaf.shape, dtype=leaf.dtype, device=leaf.device)
+        return grad
 
 
 def _alloc(shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
@@ -119,21 +160,16 @@ class _Pass:
         self.make = make
         self.retain = retain
         self.acc: dict[tuple[int, int], Any] = {}  # (id(node), index) -> array or ONES
-        self.written: set[int] = set()  # leaves written by this pass
-        self.created: list[tuple[Leaf, Any]] = []  # leaves without a .grad yet, and the one this pass writes
-        self.new: dict[int, Any] = {}
+        self.written: dict[int, Leaf] = {}  # leaves written by this pass
 
     def target(self, ag: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> tuple[Any, int]:
         """The accumulator a contribution to ``ag`` goes into, and whether it overwrites or adds."""
         if type(ag) is Leaf:
             first = id(ag) not in self.written
-            self.written.add(id(ag))
-            grad = ag.grad if ag.grad is not None else self.new.get(id(ag))
-            if grad is None:
-                grad = self.new[id(ag)] = self.make(ag.shape, ag.dtype, ag.device)
-                self.created.append((ag, grad))
-                return grad, OVERWRITE
-            return grad, OVERWRITE if first and ag.req == "write" else ADD
+            self.written[id(ag)] = ag
+            if ag.grad is None:  # made now, as zeros: every contribution adds
+                return _leaf_grad(ag), ADD
+            return ag.grad, OVERWRITE if first and ag.req == "write" else ADD
         key = (id(ag.node), ag.index)
         found = self.acc.get(key)
         if found is None:

@@ -29,7 +29,7 @@ from autopar.arrays import _interpreters
 from autopar.arrays._array import NDArray, as_device
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._table import TABLE, define, same
-from autopar.devices import COPY, COPY_D2H, COPY_H2D, Device
+from autopar.devices import COPY, COPY_D2H, COPY_H2D, Device, _cuda
 
 
 def _route(src: Device, dst: Device) -> tuple[Device, str]:
@@ -44,10 +44,11 @@ def _move(t: torch.Tensor, target: str) -> torch.Tensor:
     if target == "cpu":
         if t.is_cuda:
             out = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+            _cuda.keep_on_loss(out)  # its free records a CUDA event: kept if the device is lost
             return out.copy_(t, non_blocking=True)
         return t.clone()
     if not t.is_cuda and not t.is_pinned():
-        t = t.pin_memory()
+        t = _cuda.keep_on_loss(t.pin_memory())
     return torch.empty(t.shape, dtype=t.dtype, device=target).copy_(t, non_blocking=True)
 
 

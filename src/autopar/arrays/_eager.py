@@ -194,8 +194,9 @@ def _runner(
             if t.dtype is not kd:
                 t = t.to(kd)
             tensors.append(t)
-        if cuda_lane is not None and device is not None:
-            _record_streams(prepared, device, cuda_lane, target)
+        # No record_stream for inputs made on another stream: the op holds them until its event has
+        # completed (the engine drops its function only then), which is what record_stream ensures --
+        # and a free that records CUDA events aborts the process after a sticky error (devices/_cuda.py).
         return tensors
 
     if node is None:
@@ -225,25 +226,6 @@ class _Scalar:
 
     def __init__(self, value: Any) -> None:
         self.value = value
-
-
-def _record_streams(prepared: Sequence[Any], device: Device, lane: str, target: NDArray | None) -> None:
-    """Tell torch's caching allocator that this op's stream uses memory allocated on another.
-
-    A storage's memory belongs to the stream of the (device, lane) that made
-    it -- or to a user's stream (``from_torch``: lane None). Without
-    ``record_stream``, memory freed there could be reused while this stream
-    still reads it (PyTorch CUDA semantics). Keyed on the device *and* the
-    lane: a copy from ``cuda:0``'s compute lane on ``cuda:1``'s compute lane
-    uses memory of another stream although the lane names agree.
-    """
-    stream = torch.cuda.current_stream(device.torch_device)
-    for a in (*prepared, *(() if target is None else (target,))):
-        if type(a) is _Scalar:
-            continue
-        storage = a._storage
-        if (storage.lane != lane or storage.device != device) and storage.tensor is not None and storage.tensor.is_cuda:
-            storage.tensor.record_stream(stream)
 
 
 def _broadcasts_to(src: Shape, dst: Shape) -> bool:

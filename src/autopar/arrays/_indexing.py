@@ -296,6 +296,8 @@ def _index_put(t: torch.Tensor, *rest: torch.Tensor, key: tuple[Any, ...]) -> to
     out = t.clone()
     k, numpy_shape, torch_shape = _torch_key(key, rest[:-1], t)
     value = rest[-1].to(out.dtype)
+    if value.device != out.device and value.dim() == 0:  # a Python number (a 0-d CPU tensor): filled
+        value = torch.full((), value.item(), dtype=out.dtype, device=out.device)  # on the GPU, no copy, no sync
     if numpy_shape is not None and numpy_shape != torch_shape:
         value = torch.broadcast_to(value, numpy_shape).reshape(torch_shape)
     out[k] = value

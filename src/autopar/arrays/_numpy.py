@@ -30,7 +30,15 @@ from autopar.arrays._table import TABLE, define, floating, same
 define("diff", lambda t, n, axis: torch.diff(t, n=n, dim=axis), same("any"))
 
 
-define("quantile", lambda t, q, axis, keepdims, method: torch.quantile(t, torch.tensor(q, dtype=t.dtype, device=t.device),
+def _q_tensor(q: tuple[float, ...], t: torch.Tensor) -> torch.Tensor:
+    """``q`` on ``t``'s device, made there: ``torch.tensor(q, device="cuda")`` copies from pageable
+    host memory and synchronizes the host with the GPU inside the op. One fill kernel per value."""
+    if t.device.type == "cpu":
+        return torch.tensor(q, dtype=t.dtype)
+    return torch.stack([torch.full((), v, dtype=t.dtype, device=t.device) for v in q])
+
+
+define("quantile", lambda t, q, axis, keepdims, method: torch.quantile(t, _q_tensor(q, t),
        dim=axis, keepdim=keepdims, interpolation=method), floating("real numeric"))  # fmt: skip
 
 
@@ -346,7 +354,7 @@ define("frexp", lambda t: tuple(torch.frexp(t)), lambda op, d, s: ((d[0], _dtype
        differentiable=False)  # fmt: skip
 
 
-define("nanquantile", lambda t, q, axis, keepdims: torch.nanquantile(t, torch.tensor(q, dtype=t.dtype, device=t.device),
+define("nanquantile", lambda t, q, axis, keepdims: torch.nanquantile(t, _q_tensor(q, t),
        dim=axis, keepdim=keepdims), floating("real numeric"))  # fmt: skip
 
 

@@ -181,6 +181,10 @@ def _flip(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
 
 def write(base: torch.Tensor, view: View | None, value: torch.Tensor) -> None:
     """Copy ``value`` (broadcast to the view's shape) into the view's elements."""
+    if value.dim() == 0 and value.device != base.device:  # a Python number (a 0-d CPU tensor) into a GPU
+        # array: a fill, not a copy from host memory (which synchronizes the host with the GPU)
+        (base if view is None else _positive(base, view)[0]).fill_(value.item())
+        return
     if view is None:
         base.copy_(value)
         return

@@ -8,7 +8,8 @@ at once.
 
 A kernel that raises is a *device fault*: like a CUDA error, it is reported by
 the next event recorded on the stream, whose ``synchronize()`` and ``query()``
-raise it. A kernel that never returns is a stuck device: the events after it
+raise it. A kernel that raises :class:`DeviceLost` is a *sticky* fault: the
+simulated device is lost, and every later event of its streams raises it. A kernel that never returns is a stuck device: the events after it
 never complete. Each event records when the stream reached it
 (``time.perf_counter_ns()``), so device times are observable.
 """
@@ -23,6 +24,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 _current = threading.local()
+_lost: dict[str, BaseException] = {}  # simulated device -> its sticky fault
+
+
+class DeviceLost(RuntimeError):
+    """A simulated sticky fault (CUDA's device-side assert): raised by a kernel, it leaves the whole
+    simulated device unusable -- every later event on any of its streams raises it again."""
 
 
 class SimEvent:
@@ -71,17 +78,23 @@ class SimStream:
             except BaseException as exc:  # a device fault: the next event reports it
                 if self._fault is None:
                     self._fault = exc
+                if isinstance(exc, DeviceLost):
+                    _lost.setdefault(self.device, exc)
             item = None
 
     def launch(self, kernel: Callable[[], Any]) -> None:
         self._queue.put(kernel)
+
+    @property
+    def device(self) -> str:
+        return self.name.split("/")[0]
 
     def record_event(self, timing: bool = False) -> SimEvent:
         event = SimEvent()
 
         def reach() -> None:
             fault, self._fault = self._fault, None
-            event._reach(fault)
+            event._reach(fault if fault is not None else _lost.get(self.device))
 
         self._queue.put(reach)
         return event
@@ -107,6 +120,14 @@ class SimStream:
 
     def close(self) -> None:
         self._queue.put(None)
+
+    def is_fatal(self, error: BaseException) -> bool:
+        return self.device in _lost
+
+    def abandon(self) -> None:
+        self.abandoned = True
+
+    abandoned = False
 
     def __repr__(self) -> str:
         return f"<SimStream {self.name}>"

@@ -12,7 +12,10 @@ event. The engine orders issued work with these calls alone:
   CUDA's sticky errors), they raise its error;
 - ``stream.record_event(timing=True)`` and ``stream.event_time_ns(event)``:
   when the device reached the event, on the host's ``time.perf_counter_ns``
-  clock (for the profiler's timeline of device work).
+  clock (for the profiler's timeline of device work);
+- ``stream.is_fatal(error)`` and ``stream.abandon()``: a fault that leaves
+  the device unusable (CUDA's sticky errors), and what the engine does then:
+  it fails everything on the device without touching it again.
 
 Two implementations: CUDA (``_cuda.py``, torch streams and events) and a
 simulated stream (``_sim.py``) that runs queued host callables on a thread of
@@ -51,3 +54,13 @@ class Stream(Protocol):
 
     def close(self) -> None:
         """Release what the stream holds (the simulated stream's thread); queue nothing after."""
+
+    def is_fatal(self, error: BaseException) -> bool:
+        """Whether ``error`` (raised by an op or an event of this stream) leaves the whole device
+        unusable: CUDA's *sticky* errors (a device-side assert, an illegal address), after which
+        every call on the device fails."""
+
+    def abandon(self) -> None:
+        """The device is lost: from now on nothing on this stream is waited for, and memory whose
+        free would touch the device is kept instead (a free that records CUDA events after a
+        sticky error aborts the process from a destructor)."""

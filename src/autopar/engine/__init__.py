@@ -19,6 +19,7 @@ a time; the reference, ``_naive.py``). Choose with ``AUTOPAR_ENGINE`` or
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -27,7 +28,8 @@ from typing import Any
 from autopar import _config
 from autopar.devices import Device
 from autopar.devices import _device as _devices
-from autopar.engine import _failures, _ki, _run
+from autopar.devices import _threads as _device_threads
+from autopar.engine import _failures, _hooks, _ki, _run
 from autopar.engine._hooks import Listener, add_listener, remove_listener
 from autopar.engine._naive import NaiveEngine
 from autopar.engine._op import Completion, Op, OpState
@@ -257,7 +259,11 @@ def _at_exit() -> None:
     try:
         engine.shutdown(timeout)
     except KeyboardInterrupt:
-        print("autopar: interrupted while waiting for pending work at exit", file=sys.stderr)
+        print("autopar: interrupted while waiting for pending work at exit; cancelling it", file=sys.stderr)
+        try:  # cancel the rest now; the ops already running end first (a thread left in torch aborts)
+            engine.shutdown(0, finish_running=timeout)
+        except KeyboardInterrupt:  # a second Ctrl-C: the cancelling is done by then
+            pass
     left = _failures.unobserved()
     n = len(left)
     if n:
@@ -269,4 +275,40 @@ def _at_exit() -> None:
         )
 
 
+def _before_fork() -> None:
+    engine = _engine
+    if engine is not None:
+        engine._lock.acquire()  # fork at a consistent state: no thread is halfway through the engine's books
+
+
+def _after_fork_in_parent() -> None:
+    engine = _engine
+    if engine is not None:
+        try:
+            engine._lock.release()
+        except RuntimeError:  # it was made by another thread between the two hooks: nothing was taken
+            pass
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (``os.fork``, multiprocessing's ``fork``) has only the thread that forked: the
+    lanes' workers are gone, and locks held by other threads stay held. The child gets fresh locks
+    and a new engine of the same policy; what the parent had pending is cancelled here (its result
+    exists only in the parent) and the failures the parent owes stay the parent's."""
+    global _engine, _lock
+    _lock = threading.Lock()
+    _failures.after_fork()
+    _hooks._lock = threading.Lock()
+    # The devices' locks too: a lane worker holds _threads' while it sets its torch threads (its
+    # first op); forked then, the child's workers waited for it forever, and so did its first op.
+    _device_threads._lock = threading.Lock()
+    _devices._lock = threading.Lock()
+    _ki.after_fork()
+    old = _engine
+    if old is not None:
+        old.abandon_after_fork()
+        _engine = _make(old.name)
+
+
 atexit.register(_at_exit)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

@@ -40,9 +40,12 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autopar.engine._op import FINISHED, Op
+
+if TYPE_CHECKING:
+    from autopar.engine._var import Failure
 
 
 def in_flight(op: Op) -> list[Op]:
@@ -140,7 +143,7 @@ def device_times(op: Op, stream: Any) -> None:
 
 
 class Finisher(Protocol):
-    def device_done(self, op: Op, error: BaseException | None) -> None: ...
+    def device_done(self, op: Op, error: BaseException | Failure | None) -> None: ...
 
     def internal_fault(self, op: Op, error: BaseException) -> None: ...
 
@@ -150,6 +153,7 @@ class Watcher:
 
     def __init__(self, engine: Finisher, name: str) -> None:
         self.engine = engine
+        self.lost: Failure | None = None  # set when the device is lost (the engine's _check_lost_locked)
         self.queue: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._work, name=f"autopar-events-{name}", daemon=True)
         self.thread.start()
@@ -166,11 +170,12 @@ class Watcher:
             op = get()
             if op is None:
                 return
-            error: BaseException | None = None
-            try:
-                op.event.synchronize()
-            except BaseException as fault:  # a failed kernel or event fails its op
-                error = fault
+            error: BaseException | Failure | None = self.lost  # a lost device: its events are not touched
+            if error is None:
+                try:
+                    op.event.synchronize()
+                except BaseException as fault:  # a failed kernel or event fails its op
+                    error = fault
             try:
                 self.engine.device_done(op, error)
             except BaseException as bug:  # never die: fail the op, say so, and keep watching

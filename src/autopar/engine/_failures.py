@@ -13,6 +13,7 @@ happened) for ``waitall``/``synchronize``, each raised at most once.
 from __future__ import annotations
 
 import threading
+import traceback
 
 from autopar.devices import Device
 from autopar.engine._op import Op
@@ -47,13 +48,29 @@ def new(op: Op, error: BaseException, origin: str = "") -> Failure:
 
 
 def new_named(name: str, device: Device, error: BaseException, origin: str = "") -> Failure:
-    """``error`` failed the op called ``name`` on ``device`` (one that has no ``Op``: ``_bulk.py``)."""
+    """``error`` failed the op called ``name`` on ``device`` (one that has no ``Op``: ``_bulk.py``).
+
+    The frames of its traceback (and of the exceptions chained to it) lose their
+    locals: a failure nobody reads may wait long for ``waitall``, and the op's
+    locals (its tensors) must not wait with it. The exception, its message and
+    the traceback's lines are kept."""
     global seen
     seen = True
+    _drop_locals(error)
     failure = Failure(name, device, error, origin)
     with _lock:
         _unobserved[failure] = None
     return failure
+
+
+def _drop_locals(error: BaseException) -> None:
+    chain: set[int] = set()
+    item: BaseException | None = error
+    while item is not None and id(item) not in chain:
+        chain.add(id(item))
+        if item.__traceback__ is not None:
+            traceback.clear_frames(item.__traceback__)  # skips a frame still running
+        item = item.__cause__ or item.__context__
 
 
 def raise_for_var(var: Var) -> None:
@@ -62,6 +79,13 @@ def raise_for_var(var: Var) -> None:
     if failure is not None:
         mark_observed(failure)
         raise failure.exception()
+
+
+def raised_here(op: Op) -> None:
+    """``op``'s own error (a Ctrl-C in an op run on the caller) is being raised to the caller now:
+    it is observed, and ``waitall`` does not raise it again (SPEC §4.4, §4.6: raised once)."""
+    if op.failure is not None:
+        mark_observed(op.failure)
 
 
 def mark_observed(failure: Failure) -> None:
@@ -89,6 +113,14 @@ def raise_unobserved(device: Device | None = None) -> None:
 def unobserved() -> list[Failure]:
     with _lock:
         return list(_unobserved)
+
+
+def after_fork() -> None:
+    """In a forked child: a fresh lock (another thread may have held this one), and no failure owed:
+    the parent raises its own."""
+    global _lock
+    _lock = threading.Lock()
+    _unobserved.clear()
 
 
 def forget_unobserved() -> None:

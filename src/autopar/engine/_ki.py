@@ -119,6 +119,13 @@ def install() -> bool:
     return True
 
 
+def after_fork() -> None:
+    """In a forked child the thread that forked is the only one, and the main one."""
+    global _main_ident, deferred
+    _main_ident = threading.get_ident()
+    deferred = False
+
+
 def on_main_thread() -> bool:
     return threading.get_ident() == _main_ident
 

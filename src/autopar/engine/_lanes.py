@@ -47,7 +47,7 @@ class LaneEngine(Protocol):
 
     def ran(self, op: Op, error: BaseException | Failure | None) -> None: ...
 
-    def device_done(self, op: Op, error: BaseException | None) -> None: ...
+    def device_done(self, op: Op, error: BaseException | Failure | None) -> None: ...
 
     def internal_fault(self, op: Op, error: BaseException) -> None: ...
 
@@ -69,6 +69,7 @@ class Lane:
         self.stopping = False
         self.pending = 0  # ops pushed to this lane and not finished
         self.running: Op | None = None
+        self.lost: Failure | None = None  # its device can run nothing more (a sticky device error)
         self.stream: Any = spec.make_stream() if spec.make_stream is not None else None
         self.watcher = Watcher(engine, str(spec)) if self.stream is not None or not worker else None
         self._threads_set = spec.make_stream is not None or spec.remote  # a remote lane only submits
@@ -144,8 +145,11 @@ class Lane:
                 self.running = op
             finally:
                 lock.release()
-            if not self._threads_set:
-                self._threads_set = set_worker_threads(self.spec.threads)
-            error = _run.run(op, stream)
+            if self.lost is not None:  # the device is lost: the op fails without touching it
+                error = self.lost
+            else:
+                if not self._threads_set:
+                    self._threads_set = set_worker_threads(self.spec.threads)
+                error = _run.run(op, stream)
             done = op
             del op

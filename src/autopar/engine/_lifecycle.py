@@ -10,6 +10,14 @@ is pending until its event completes -- then cancels what is left, stops
 every lane and joins the workers that are idle. A worker stuck in an op, or a
 watcher stuck on an event that never completes, is a daemon thread and is
 abandoned, so the process always exits, within about ``timeout`` seconds.
+A Ctrl-C during that wait cancels what is left at once (``shutdown(0,
+finish_running=...)`` from ``engine._at_exit``): the ops already running are
+let finish -- they are in torch, and a thread inside torch when the interpreter
+finalizes aborts the process -- and the rest is cancelled, with a message.
+
+A forked child has none of the parent's threads: ``abandon_after_fork``
+cancels in the child what was pending at the fork (``engine/__init__.py``
+then makes the child a new engine).
 
 Cancelling (``cancel_ops``) reaches every op still pending: queued on a
 lane, running (abandoned), in flight on a device or awaiting ``complete()``,
@@ -44,6 +52,19 @@ def shutdown_failure(timeout: float) -> Failure:
         EngineShutdownError(f"cancelled: still pending {timeout:g} s after the interpreter began to exit"),
     )
     failure.observed = True  # reported at exit by the message, not again as an unobserved failure
+    return failure
+
+
+def fork_failure() -> Failure:
+    failure = Failure(
+        "process fork", "all devices",
+        EngineShutdownError(
+            "cancelled in a forked child process: the operation was pending in the parent when it "
+            "forked, and its result exists only there; compute the value in the child, or wait for "
+            "it (autopar.waitall()) before forking"
+        ),
+    )
+    failure.observed = True  # the child's own failure, owed to nobody
     return failure
 
 
@@ -95,11 +116,15 @@ class Lifecycle(Waiting):
             lane.join(5.0)
 
     @_ki.entry
-    def shutdown(self, timeout: float) -> None:
-        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads."""
-        self._shutdown(timeout)
+    def shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
+        """Finish pending work (up to ``timeout`` s, then cancel it) and stop the threads.
 
-    def _shutdown(self, timeout: float) -> None:
+        ``finish_running``: how long a worker still running an op may take to end it after the
+        rest was cancelled (an interrupted exit wait: the op runs in torch, and a thread left
+        inside torch when the interpreter finalizes aborts the process)."""
+        self._shutdown(timeout, finish_running)
+
+    def _shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
         if self._closed:
             return
         finished = not self._pending or self._wait_idle(None, timeout)
@@ -109,7 +134,7 @@ class Lifecycle(Waiting):
             stuck = {lane for lane in lanes if lane.running is not None}
             stuck.update(op._lane for op in self._issued)
             if not finished:
-                report = self._cancel_locked(timeout, lanes)
+                report = self._cancel_locked(timeout, lanes, finish_running > 0)
             self._closed = True
             for lane in lanes:
                 lane.stop()
@@ -119,8 +144,22 @@ class Lifecycle(Waiting):
         for lane in lanes:
             if lane not in stuck:
                 lane.join(max(0.0, deadline - time.monotonic()))
+        deadline = time.monotonic() + finish_running
+        for lane in stuck:
+            lane.join(max(0.0, deadline - time.monotonic()))
 
-    def _cancel_locked(self, timeout: float, lanes: list[Lane]) -> str:
+    def abandon_after_fork(self) -> None:
+        """In a forked child: the lanes' threads did not survive the fork. Cancel every op still
+        pending (its result exists only in the parent) and leave its vars idle; the child makes a
+        new engine. Nothing is joined or locked: the only thread left is this one."""
+        lanes = [lane for lanes in self._lanes.values() for lane in lanes.values()]
+        roots = [op for lane in lanes for _, _, op in lane.heap]
+        roots.extend(lane.running for lane in lanes if lane.running is not None)
+        roots.extend(self._issued)
+        cancel_ops(roots, fork_failure())
+        self._closed = True
+
+    def _cancel_locked(self, timeout: float, lanes: list[Lane], interrupted: bool = False) -> str:
         pending = self._pending
         queued = [op for lane in lanes for _, _, op in lane.heap]
         running = [lane.running for lane in lanes if lane.running is not None]
@@ -134,10 +173,11 @@ class Lifecycle(Waiting):
         self._progress.notify_all()
         self._space.notify_all()
         names = ", ".join(repr(op.name) for op in running[:3]) or "none"
+        why = "at a Ctrl-C during the exit wait" if interrupted else \
+            f"still pending {timeout:g} s after exit began (AUTOPAR_EXIT_TIMEOUT)"
         return (
-            f"autopar: {pending} operation(s) still pending {timeout:g} s after exit began "
-            f"(AUTOPAR_EXIT_TIMEOUT); cancelled {cancelled} with EngineShutdownError: {len(queued)} queued, "
+            f"autopar: {pending} operation(s) {why}; cancelled {cancelled} with EngineShutdownError: {len(queued)} queued, "
             f"{len(in_flight)} in flight on a device or awaiting complete(), "
             f"{max(cancelled - len(queued) - len(running) - len(in_flight), 0)} waiting, "
-            f"and {len(running)} running, abandoned ({names})"
+            f"and {len(running)} running, {'let finish' if interrupted else 'abandoned'} ({names})"
         )

@@ -37,6 +37,7 @@ from autopar.engine._op import Completion, Op, OpState, claim
 from autopar.engine._pushing import EXTERNAL, Pushing
 from autopar.engine._var import Failure, Var
 from autopar.engine._waiting import wait
+from autopar.errors import DeviceError
 
 
 
@@ -62,6 +63,7 @@ class NaiveEngine(Pushing, NoBulking):
         self._per_device: dict[Device, int] = {}
         self._issued: dict[Op, None] = {}
         self._streams: dict[Device, Any] = {}
+        self._lost: dict[Device, Failure] = {}  # devices left unusable by a sticky error
         self._closed = False
 
     def _make_lane(self, device: Device, name: str) -> str:
@@ -89,6 +91,13 @@ class NaiveEngine(Pushing, NoBulking):
 
     # -- running -------------------------------------------------------------------
 
+    @_ki.entry
+    def flush(self) -> None:
+        """Run what was queued while no op could run here (a group of pushes, ``_group.py``)."""
+        with self._lock:
+            if _run.current_op() is None:
+                self._run_ready_locked()
+
     def _run_ready_locked(self) -> None:
         """Run the ready ops in order until none is left (an op pushed by one joins the end)."""
         ready = self._ready
@@ -104,9 +113,28 @@ class NaiveEngine(Pushing, NoBulking):
                 continue  # push_async: it finishes when complete() is called
             self._end_locked(op, *_outcome.error_state(op, error))
             if error is not None and not isinstance(error, (Exception, Failure)):
-                raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded
+                _failures.raised_here(op)
+                raise error  # a Ctrl-C (or SystemExit) in an op reaches the pusher, recorded, once
 
     def _run_op(self, op: Op) -> BaseException | Failure | None:
+        lost = self._lost.get(op.device)
+        if lost is not None:  # a sticky device error: nothing on the device runs or is waited for again
+            return lost
+        error = self._run_on_device(op)
+        if error is not None and not isinstance(error, Failure) and op.device.has_streams:
+            stream = self._stream(op.device)
+            try:
+                fatal = bool(stream.is_fatal(error))
+            except Exception:
+                fatal = True
+            if fatal:
+                self._lost[op.device] = _failures.new(op, DeviceError(
+                    f"{op.device} is unusable: {type(error).__name__} in {op.name!r} -- an error of this kind is "
+                    f"sticky; restart the process to use {op.device} again"), f"the device {op.device}")
+                stream.abandon()
+        return error
+
+    def _run_on_device(self, op: Op) -> BaseException | Failure | None:
         if op.fn is None:  # push_event: the device work is queued already; wait for it
             return self._wait(op.event)
         stream = self._stream(op.device) if op.device.has_streams else None
@@ -226,9 +254,16 @@ class NaiveEngine(Pushing, NoBulking):
             self._lanes.clear()
 
     @_ki.entry
-    def shutdown(self, timeout: float) -> None:
+    def shutdown(self, timeout: float, finish_running: float = 0.0) -> None:
         """Wait up to ``timeout`` s for ops awaiting ``complete()``; cancel what is left."""
         self._shutdown(timeout)
+
+    def abandon_after_fork(self) -> None:
+        """In a forked child: cancel what the parent had pending (see the threaded engine's)."""
+        from autopar.engine._lifecycle import fork_failure
+
+        cancel_ops([*self._issued, *self._ready], fork_failure())
+        self._closed = True
 
     def _shutdown(self, timeout: float) -> None:
         if self._closed:

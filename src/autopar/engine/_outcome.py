@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from autopar.engine import _failures, _hooks
+from autopar.engine import _failures, _hooks, _run
 from autopar.engine._op import Op, OpState
 from autopar.engine._var import Failure
 
@@ -32,7 +32,14 @@ def record(op: Op, state: OpState, failure: Failure | None) -> None:
     if _hooks.listeners:
         if not op.t_end:
             op.t_end = time.perf_counter_ns()
-        fault = _hooks.call("op_finished", op)
+        # The engine lock is held: a listener that blocks (reads an array, waits) would wait for
+        # this very op. As inside an op, such a call raises BlockingCallError instead.
+        local = _run._local
+        outer, local.op, local.where = local.op, op, "an engine listener's op_finished"
+        try:
+            fault = _hooks.call("op_finished", op)
+        finally:
+            local.op, local.where = outer, ""
         if fault is not None and state is DONE:
             failure = op.failure = _failures.new(op, fault[0], fault[1])
             state = op.state = FAILED

@@ -30,8 +30,14 @@ from autopar.engine._op import Op
 from autopar.engine._var import Failure
 from autopar.errors import BlockingCallError
 
+GROUP = "group"  # the lane of the marker op a group of pushes makes current (_group.py)
+
+
 class _Local(threading.local):
     op: Op | None = None  # a class default: reading it on a new thread raises nothing (fast)
+    # Set while ``op`` is not what runs here but what this thread is inside of: a listener told
+    # about it under the engine lock, or a group of pushes (``_group.py``). Blocking calls name it.
+    where = ""
 
 
 _local = _Local()
@@ -44,8 +50,15 @@ def current_op() -> Op | None:
 
 def check_not_in_op(call: str) -> None:
     """Raise BlockingCallError when a blocking ``call`` is made inside an engine op."""
-    op = _local.op
+    local = _local
+    op = local.op
     if op is not None:
+        if local.where:
+            inside = local.where if op.lane == GROUP else f"{local.where} for {op.name!r}"
+            raise BlockingCallError(
+                f"{call} was called inside {inside}, where nothing may wait: it would wait for work "
+                f"that cannot start until this returns. Read the value after it"
+            )
         raise BlockingCallError(
             f"{call} was called inside engine operation {op.name!r} on {op.device}/{op.lane}; "
             f"it would wait for work queued behind that operation. Push the code that needs "

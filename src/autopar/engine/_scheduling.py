@@ -15,6 +15,10 @@ Everything here runs with the engine lock held, and each step has one function:
   (``_advance_all_locked``), so a long chain of skipped ops cannot overflow the
   stack.
 
+A fault that leaves a stream device unusable (CUDA's sticky errors,
+``_check_lost_locked``) fails everything on that device from then on, without
+touching it again.
+
 An internal error in any of it fails the op concerned (``internal_fault``)
 instead of killing the thread that met it.
 """
@@ -23,11 +27,13 @@ from __future__ import annotations
 
 import heapq
 import sys
+from typing import Any
 
 from autopar.engine import _device, _failures, _ki, _outcome, _run, _tracker
 from autopar.engine._lifecycle import Lifecycle
 from autopar.engine._op import Completion, Op, OpState, claim
 from autopar.engine._var import Failure
+from autopar.errors import DeviceError
 
 _RUNNING = OpState.RUNNING
 _READY = OpState.READY
@@ -39,6 +45,7 @@ class Scheduling(Lifecycle):
     """The threaded policy's scheduling (a base of ``ThreadedEngine``)."""
 
     _streams_used: bool
+    _lost: dict[Any, Failure]  # devices left unusable by a sticky error, and the failure their ops get
 
     def _advance_locked(self, op: Op, inline: bool, ready: list[Op]) -> bool:
         """A ready op: skip it, park it, issue it or queue it. True: run it here (inline)."""
@@ -86,6 +93,8 @@ class Scheduling(Lifecycle):
         if self._closed:
             return  # cancelled at exit, abandoned while it ran
         ready: list[Op] = []
+        if error is not None and op._lane.stream is not None and not isinstance(error, Failure):
+            self._check_lost_locked(op, error)
         if op.completion is not None:  # push_async
             if error is None:
                 if not op.completion.called:
@@ -115,7 +124,42 @@ class Scheduling(Lifecycle):
         assert watcher is not None
         watcher.add(op)
 
-    def device_done(self, op: Op, error: BaseException | None) -> None:
+    def _check_lost_locked(self, op: Op, error: BaseException) -> None:
+        """``error`` came from ``op``'s stream: if it leaves the device unusable (CUDA's sticky
+        errors), fail everything on the device from now on without touching it again (SPEC §4.7).
+
+        ``op`` fails with its own error. Every op of the device still queued, and every one pushed
+        later, fails with a ``DeviceError`` saying the device is lost; the lanes' watchers stop
+        waiting for events (after a sticky error a CUDA event call fails too); and the stream keeps
+        the memory whose free would record events (``Stream.abandon``)."""
+        lane = op._lane
+        stream = lane.stream
+        if lane.lost is not None or stream is None:
+            return
+        try:
+            fatal = bool(stream.is_fatal(error))
+        except Exception:  # the check itself failed: the device is in no state to be trusted
+            fatal = True
+        if not fatal:
+            return
+        lost = _failures.new(op, DeviceError(
+            f"{op.device} is unusable: {type(error).__name__} in {op.name!r}: {str(error).splitlines()[0] if str(error) else ''}"
+            f" -- an error of this kind is sticky (every later call on the device fails); restart the "
+            f"process to use {op.device} again. Work on other devices goes on"), f"the device {op.device}")
+        self._lost[op.device] = lost
+        print(f"autopar: {op.device} is lost after {type(error).__name__} in {op.name!r}; every operation "
+              f"on it fails from now on", file=sys.stderr, flush=True)
+        for other in self._lanes.get(op.device, {}).values():
+            other.lost = lost
+            if other.watcher is not None:
+                other.watcher.lost = lost
+            if other.stream is not None:
+                try:
+                    other.stream.abandon()
+                except Exception:  # nothing more to do for it
+                    pass
+
+    def device_done(self, op: Op, error: BaseException | Failure | None) -> None:
         """The watcher saw ``op``'s event complete (``error``: it raised)."""
         with self._lock:
             if self._closed or op.state is not _ISSUED:
@@ -123,6 +167,8 @@ class Scheduling(Lifecycle):
             if op.error is None:
                 op.error = error
             stream = op._lane.stream
+            if error is not None and not isinstance(error, Failure):
+                self._check_lost_locked(op, error)
             if stream is not None:
                 _device.device_times(op, stream)
             waiting = _device.unfinished(op.upstream)

@@ -63,6 +63,7 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
         self._low_water = max(0, max_pending - max(1, max_pending // 10))
         self._streams_used = False  # a lane whose ops finish after their function exists
         self._issued: dict[Op, None] = {}  # ops whose function returned, not finished
+        self._lost: dict[Device, Failure] = {}  # devices a sticky error left unusable (_scheduling.py)
         self._closed = False
 
     def _submit(self, op: Op, inline: bool) -> None:
@@ -118,7 +119,11 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
         finally:
             lock.release()
         if error is not None and not isinstance(error, (Exception, Failure)):
-            raise error  # a Ctrl-C (or SystemExit) in an op run here reaches the caller, recorded
+            _failures.raised_here(op)
+            raise error  # a Ctrl-C (or SystemExit) in an op run here reaches the caller, recorded, once
+
+    def flush(self) -> None:
+        """Nothing to do: the lanes' workers run what a group of pushes queued (``_group.py``)."""
 
     def _make_lane(self, device: Device, name: str) -> Lane:
         specs = lane_specs(device)
@@ -135,4 +140,11 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
                 lane = lanes[name] = Lane(self, spec, worker=name != EXTERNAL)
                 if lane.watcher is not None:
                     self._streams_used = True
+                lost = self._lost.get(device)
+                if lost is not None:  # a lane of a lost device is born lost
+                    lane.lost = lost
+                    if lane.watcher is not None:
+                        lane.watcher.lost = lost
+                    if lane.stream is not None:
+                        lane.stream.abandon()
             return lane

@@ -31,6 +31,7 @@ from autopar.arrays._creation import asarray
 from autopar.arrays._dispatch import bind_into
 from autopar.arrays._table import TABLE
 from autopar.devices import COPY, COPY_H2D, Device
+from autopar.engine._group import atomic
 
 
 # The names of allreduce's ops: the profiler counts ops named "allreduce..." as gradient traffic.
@@ -88,7 +89,10 @@ def _sum_lane(device: Device) -> str:
 
 
 def allreduce(arrays: Sequence[NDArray]) -> None:
-    """Sum ``arrays`` (one per device, same shape and dtype) and write the sum into each; returns at once."""
+    """Sum ``arrays`` (one per device, same shape and dtype) and write the sum into each; returns at once.
+
+    All-or-nothing under Ctrl-C: an interrupt landing while it pushes is raised once every copy and
+    sum is pushed, so no device is left with the sum while another keeps its own value."""
     arrays = list(arrays)
     if not arrays or any(type(a) is not NDArray for a in arrays):
         raise TypeError("allreduce: expected a list of autopar arrays, one per device")
@@ -102,6 +106,11 @@ def allreduce(arrays: Sequence[NDArray]) -> None:
         raise ValueError(f"allreduce: two arrays on one device ({', '.join(map(str, devices))}); give one per device")
     if len(arrays) == 1:
         return
+    _push_allreduce(arrays, devices)
+
+
+@atomic("allreduce()")
+def _push_allreduce(arrays: list[NDArray], devices: list[Device]) -> None:
     # every copy is pushed before any sum: a sum writes an array the copies read
     gathered = [[a if j == i else copy_to_device(a, d, COPY_NAME) for j, a in enumerate(arrays)]
                 for i, d in enumerate(devices)]  # fmt: skip

@@ -123,13 +123,16 @@ class Adam(Optimizer):
         self.betas = (float(b1), float(b2))
         self.eps = _positive("adam", "eps", eps)
         self.weight_decay = _positive("adam", "weight_decay", weight_decay)
-        self.t = 0
+        self.t = 0  # steps begun
+        self._steps: dict[int, int] = {}  # id of a parameter's first-moment array -> its updates so far
 
     def __repr__(self) -> str:
         return f"adam(lr={self.lr:g}, betas={self.betas}, eps={self.eps:g}, weight_decay={self.weight_decay:g})"
 
     def state(self, param: NDArray) -> tuple[NDArray, ...]:
-        return zeros_like(param), zeros_like(param)
+        m = zeros_like(param)
+        self._steps[id(m)] = 0
+        return m, zeros_like(param)
 
     def begin_step(self) -> None:
         self.t += 1
@@ -137,7 +140,9 @@ class Adam(Optimizer):
     def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0) -> None:
         m, v = state
         b1, b2 = self.betas
-        t = max(self.t, 1)
+        # Bias correction counts this parameter's own updates, as torch.optim.Adam's per-parameter
+        # "step" does: a step that did not reach the parameter (and so skipped it) is not counted.
+        t = self._steps[id(m)] = self._steps.get(id(m), 0) + 1
         if self.weight_decay:
             grad = grad * float(scale) + param * self.weight_decay
             scale = 1.0

@@ -41,6 +41,8 @@ from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.arrays._backward import backward
+from autopar.arrays._dispatch import push
+from autopar.engine._group import atomic
 from autopar.parallel._collectives import allreduce, broadcast
 from autopar.parallel._optim import Optimizer
 
@@ -95,6 +97,10 @@ def replicate(params: Sequence[NDArray], devices: Any) -> list[list[NDArray]]:
     return replicas
 
 
+def _keep() -> None:
+    """A bucket every gradient of this step rewrites: nothing to do (its push clears a failure)."""
+
+
 class DataParallel:
     """A data-parallel training step for parameters replicated on several devices (module docstring).
 
@@ -144,20 +150,64 @@ class DataParallel:
                 f"{self.optimizer!r})")  # fmt: skip
 
     def step(self, losses: Sequence[NDArray], *, sync: bool = True) -> None:
-        """Backward of ``losses`` (one per device), gradients summed across devices, update; returns at once."""
+        """Backward of ``losses`` (one per device), gradients summed across devices, update; returns at once.
+
+        A parameter that no device's loss reaches is not moved by the step (as ``torch.optim`` skips
+        a parameter whose ``.grad`` is None): its update is not pushed, its optimizer state is left
+        as it was, and its ``.grad`` holds zeros. One reached on some devices only is updated on
+        every device, with the sum of the gradients of those that reached it.
+
+        A failed step fails what it would have written -- the parameters and the optimizer state of
+        every device -- and the next step succeeds once they are restored (``copyto`` from values
+        kept before the step), whether or not the failure was read first: each step overwrites its
+        gradient buckets before writing them, which clears a failure they hold. Under Ctrl-C the
+        step is all-or-nothing: an interrupt landing while it pushes is raised once all of it is
+        pushed (``engine/_group.py``).
+        """
         if len(losses) != len(self.replicas):
             raise ValueError(f"DataParallel.step: {len(losses)} losses for {len(self.replicas)} devices; give one per device")
         for d, (loss, device) in enumerate(zip(losses, self.devices)):
             if type(loss) is not NDArray or loss.device != device:
                 where = getattr(loss, "device", type(loss).__name__)
                 raise ValueError(f"DataParallel.step: loss {d} is on {where}, its replica on {device}")
-        backward(losses, None, what="DataParallel.step")
+        self._step(losses, sync)
+
+    def _prepare_buckets(self, reached: set[int]) -> None:
+        """Before backward pushes its gradients, one overwrite of each bucket on each device: zeros
+        when it holds a parameter this device's loss does not reach (its slot must hold no earlier
+        step's gradient: the bucket is summed whole); else an op that does nothing -- the gradients
+        rewrite the whole bucket -- but, being an overwrite, clears a failure an earlier step left
+        there (SPEC §4.2; each gradient writes only its part of the bucket and so would keep it).
+
+        Pushed every step, whether or not a failure is stored yet: the earlier step's failure may
+        be recorded only after this push (the threaded policy), and what this step does must not
+        depend on when that happens (the naive policy records it first)."""
+        with _autograd.no_grad():
+            for row, flats in zip(self.replicas, self.flats):
+                for indices, flat in zip(self.buckets, flats):
+                    storage = flat._storage
+                    if storage.remote or any(id(row[i]._ag) not in reached for i in indices):
+                        flat[...] = 0.0  # (a node's bucket: its failure is kept on the node too)
+                    else:
+                        push(_keep, (), (storage.var,), flat.device, "gradient bucket")
+
+    @atomic("DataParallel.step()")
+    def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
+        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets)}
+        used = [any(id(row[i]._ag) in reached for row in self.replicas) for i in range(len(self.replicas[0]))]
         scale = 1.0 / len(self.replicas) if self.average else 1.0
         optimizer = self.optimizer
         with _autograd.no_grad():
             optimizer.begin_step()
             for b, indices in enumerate(self.buckets):
+                live = [i for i in indices if used[i]]
+                if not live:
+                    continue  # nothing reached it: nothing to sum, nothing to move
                 if sync:
                     allreduce([flats[b] for flats in self.flats])
                 for row, states, flats in zip(self.replicas, self.states, self.flats):
-                    optimizer.update_bucket([row[i] for i in indices], flats[b], [states[i] for i in indices], scale)
+                    if len(live) == len(indices):
+                        optimizer.update_bucket([row[i] for i in indices], flats[b], [states[i] for i in indices], scale)
+                    else:
+                        for i in live:
+                            optimizer.update(row[i], row[i].grad, states[i], scale)

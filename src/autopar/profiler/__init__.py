@@ -8,8 +8,9 @@
 
 The profiler is an engine listener (``engine.add_listener``): the engine takes
 timestamps only while one is attached, so profiling off costs nothing but a
-truth test per op. Times on stream lanes (CUDA) are when the host issued the
-op, not when the GPU ran it.
+truth test per op. Times on stream lanes (CUDA) are device times: when the GPU
+started and finished the op's kernels (read from CUDA events, on the host's
+clock), not when the host issued them.
 """
 
 from autopar.profiler._profile import LaneStats, OpRecord, Profile, Summary, profile

@@ -6,7 +6,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autopar import engine
@@ -119,14 +119,33 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def _describe(error: BaseException) -> str:
+    """``"Type: message"``; when the message cannot be formatted (it holds the failed array, whose
+    ``repr`` raises), its string arguments and the type names of the others."""
+    name = type(error).__name__
+    try:
+        return f"{name}: {error}"
+    except Exception:
+        args = ", ".join(a if isinstance(a, str) else f"<{type(a).__name__}>" for a in error.args)
+        return f"{name}: {args}" if args else name
+
+
 @dataclass
 class Profile:
-    """Records every op that finishes while attached; see :func:`profile`."""
+    """Records every op that finishes while attached; see :func:`profile`.
 
-    records: list[OpRecord] = field(default_factory=list)
+    ``op_finished`` runs under the engine's lock, so it formats nothing: an
+    error's message may hold user objects -- an array, whose ``repr`` waits
+    for the very op being recorded -- and formatting it there deadlocked the
+    lane. A failed op's record keeps its error until ``records`` is read,
+    which formats it on the reader's thread.
+    """
+
+    _records: list[OpRecord] = field(default_factory=list, repr=False)
     started_ns: int = 0
     stopped_ns: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _errors: dict[int, BaseException] = field(default_factory=dict, repr=False)  # record index -> not yet formatted
 
     # -- engine listener -------------------------------------------------------
 
@@ -137,15 +156,34 @@ class Profile:
         pass
 
     def op_finished(self, op: Op) -> None:
-        error = ""
-        if op.failure is not None and op.state is OpState.FAILED:
-            error = f"{type(op.failure.error).__name__}: {op.failure.error}"
+        failed = op.failure is not None and op.state is OpState.FAILED
         record = OpRecord(
             op.name, str(op.device), op.lane, op.t_push, op.t_start, op.t_end or time.perf_counter_ns(),
-            op.state.value, error,
+            op.state.value,
         )
         with self._lock:
-            self.records.append(record)
+            if failed:
+                assert op.failure is not None
+                self._errors[len(self._records)] = op.failure.error
+            self._records.append(record)
+
+    @property
+    def records(self) -> list[OpRecord]:
+        """Every op recorded, in the order they finished (failed ones with ``"Type: message"``)."""
+        with self._lock:
+            owed = self._errors
+            self._errors = {}
+        described = {i: _describe(error) for i, error in owed.items()}  # outside every lock
+        with self._lock:
+            for i, text in described.items():
+                self._records[i] = replace(self._records[i], error=text)
+            return self._records
+
+    @records.setter
+    def records(self, records: list[OpRecord]) -> None:
+        with self._lock:
+            self._records = list(records)
+            self._errors = {}
 
     # -- context manager ---------------------------------------------------------
 
@@ -164,8 +202,7 @@ class Profile:
     # -- results -------------------------------------------------------------------
 
     def _ran(self) -> list[OpRecord]:
-        with self._lock:
-            return [r for r in self.records if r.ran]
+        return [r for r in self.records if r.ran]
 
     def lanes(self) -> list[tuple[str, str]]:
         """The (device, lane) rows that ran an op, in a stable order."""
@@ -175,9 +212,9 @@ class Profile:
 
     def summary(self) -> Summary:
         ran = self._ran()
-        with self._lock:
-            failed = sum(1 for r in self.records if r.state == "failed")
-            skipped = sum(1 for r in self.records if r.state == "skipped")
+        records = self.records
+        failed = sum(1 for r in records if r.state == "failed")
+        skipped = sum(1 for r in records if r.state == "skipped")
         if not ran:
             return Summary([], 0.0, 0.0, failed, skipped)
         t0 = min(r.start_ns for r in ran)

@@ -1,0 +1,120 @@
+"""A forked child (``os.fork``, multiprocessing's ``fork`` start method) gets an engine of its own:
+the parent's lane threads do not survive a fork, and its first op on a lane hung forever. What the
+parent had pending is cancelled in the child, with a message; the parent is untouched."""
+
+from __future__ import annotations
+
+from _helpers import run_python
+
+FORK = r"""
+import multiprocessing as mp, os, sys, threading
+import autopar as ap
+from autopar import engine
+from autopar.errors import EngineShutdownError
+
+
+def scenario(policy):
+    engine.set_engine(policy)
+    x = ap.ones((64, 64))
+    (x @ x).wait_to_read()  # the parent's lanes are running
+    gate = threading.Event()
+    if policy == "threaded":
+        pending = ap.call(lambda t: (gate.wait(), t + 1)[1], x, shape=(64, 64))  # still running at the fork
+    else:  # the naive engine runs each op at once: an op completed later is what stays pending
+        completes = []
+        v = engine.Var()
+        engine.push_async(completes.append, writes=[v])
+
+    def child_work():
+        z = ap.ones((32, 32), device=ap.cpu(0))
+        total = float((z @ z).sum().item())
+        try:
+            if policy == "threaded":
+                pending.numpy()
+            else:
+                engine.wait_for_var(v)
+            left = "no error"
+        except EngineShutdownError as error:
+            left = "forked" if "forked child" in str(error) else str(error)
+        return total, left
+
+    def mp_child(queue):
+        queue.put(child_work())
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            print("os.fork", *child_work(), flush=True)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=mp_child, args=(queue,))
+    proc.start()
+    print("multiprocessing", *queue.get(timeout=60), flush=True)
+    proc.join(60)
+    gate.set()
+    if policy == "naive":
+        completes[0]()
+        engine.wait_for_var(v)
+        print("parent done")
+    else:
+        print("parent", float(pending.numpy()[0, 0]))
+
+
+for name in ("threaded", "naive"):
+    scenario(name)
+"""
+
+
+def test_a_forked_child_computes_and_the_parents_pending_work_is_cancelled_there() -> None:
+    proc = run_python(FORK, timeout=120)  # both policies, one after the other, in one interpreter
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().split("\n")
+    assert lines == ["os.fork 32768.0 forked", "multiprocessing 32768.0 forked", "parent 2.0",
+                     "os.fork 32768.0 forked", "multiprocessing 32768.0 forked", "parent done"], proc.stdout
+
+
+LOCKS = r"""
+import faulthandler, os, threading
+import autopar as ap
+from autopar.arrays import _backward
+from autopar.devices import _threads
+
+x = ap.ones((8, 8))
+(x @ x).wait_to_read()
+# Locks other threads hold for a while: a lane worker holds _threads' while it sets its torch threads
+# (its first op), a backward holds _backward's while it makes a leaf's .grad. Held by another thread
+# at the fork, they are held in the child by a thread it does not have.
+held, release = threading.Event(), threading.Event()
+
+def holder():
+    with _threads._lock, _backward._grad_lock:
+        held.set()
+        release.wait()
+
+thread = threading.Thread(target=holder)
+thread.start()
+held.wait()
+pid = os.fork()
+release.set()
+if pid == 0:
+    faulthandler.dump_traceback_later(30, exit=True)  # a hang fails the test (exit status 1) with the stacks
+    w = ap.asarray([1.0, 2.0], requires_grad=True)
+    y = ap.call(lambda t: t * 3, w, shape=(2,))  # a user op: on the child's new lane, whose worker sets its threads
+    (w * y.detach()).sum().backward()  # w.grad made now, under the backward lock
+    print("child", w.grad.numpy().tolist(), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+thread.join()
+print("child status", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_does_not_inherit_locks_held_at_the_fork() -> None:
+    """A fork while a lane worker set its torch threads (1 in 10 forks right after new lanes' first op)
+    left the child's first op on a lane waiting forever for that lock; the same for a leaf's .grad."""
+    proc = run_python(LOCKS, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == ["child [3.0, 6.0]", "child status 0"], (proc.stdout, proc.stderr[-3000:])
