@@ -1,0 +1,327 @@
+"""``nn.Module``: PyTorch's module, holding autopar arrays.
+
+Design note
+-----------
+Why autopar has layers of its own rather than running ``torch.nn`` modules
+on autopar arrays: an autopar array is not a ``torch.Tensor`` (it is a handle
+on a value the engine has yet to compute), so ``torch.func.functional_call``
+refuses it ("... is not an instance of torch.Tensor") and a torch layer's
+forward refuses it as input; making arrays tensor subclasses would put
+torch's dispatcher under every op. And the book's code needs more than the
+layers: optimizers that update autopar arrays, ``DataParallel`` on autopar
+devices, and Gluon's per-device parameters, which ``torch.nn`` has no word
+for. So ``autopar.nn`` (PyTorch's names) and ``autopar.gluon`` (Gluon's) are
+thin classes over ``nn.functional``, autograd and ``parallel``: every layer's
+forward is a few public array operations, pushed like any other.
+
+A module here is PyTorch's: ``__setattr__`` registers what is assigned -- a
+module is a child, an array that requires grad is a parameter (so
+``self.w = nn.Parameter(ap.randn(3))`` works as in torch), ``register_buffer``
+keeps state that has no gradient (batch-norm statistics). ``parameters()``,
+``named_parameters()``, ``children()``, ``modules()``, ``apply(fn)``,
+``train()``/``eval()``, ``zero_grad()``, ``to(device)``, ``state_dict()``
+and ``load_state_dict()`` behave as torch's. One difference: ``to(device)``
+puts new arrays in the module (an autopar array never changes device), so
+make the optimizer after moving the model, as d2l's ``train_ch6`` does.
+
+Forward with other parameters (``DataParallel`` running a replica on another
+device) swaps arrays into the modules' slots for the call: the forward only
+pushes ops, so the swap lasts exactly as long as the Python call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from autopar.arrays._array import NDArray
+
+
+def _is_parameter(value: Any) -> bool:
+    return type(value) is NDArray and value.requires_grad and value.is_leaf
+
+
+class Module:
+    """Base class of layers and models, as ``torch.nn.Module``: subclass it, assign layers and
+    parameters in ``__init__`` (after ``super().__init__()``), write ``forward``."""
+
+    training: bool
+    _parameters: dict[str, NDArray | None]
+    _buffers: dict[str, NDArray | None]
+    _modules: dict[str, Module | None]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments {args or ''}{kwargs or ''}")
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # -- registration ---------------------------------------------------------------------------
+
+    def _registries(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        try:
+            return self.__dict__["_parameters"], self.__dict__["_buffers"], self.__dict__["_modules"]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning "
+                                 "layers or parameters in __init__") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params, buffers, modules = self._registries()
+        if isinstance(value, Module):
+            for registry in (params, buffers):
+                registry.pop(name, None)
+            self.__dict__.pop(name, None)
+            modules[name] = value
+        elif _is_parameter(value):
+            buffers.pop(name, None)
+            modules.pop(name, None)
+            self.__dict__.pop(name, None)
+            params[name] = value
+        elif name in params:
+            if value is not None and type(value) is not NDArray:
+                raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} "
+                                "(an autopar array that requires grad, or None)")
+            params[name] = value if value is None or value.requires_grad else value.requires_grad_()
+        elif name in buffers:
+            if value is not None and type(value) is not NDArray:
+                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (an autopar array, or None)")
+            buffers[name] = value
+        elif name in modules and value is None:
+            modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            found = self.__dict__.get(registry)
+            if found is not None and name in found:
+                return found[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in self._registries():
+            if name in registry:
+                del registry[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: NDArray | None) -> None:
+        if param is not None and not _is_parameter(param):
+            raise TypeError(f"register_parameter: {name!r} must be an autopar array that requires grad "
+                            "(nn.Parameter(x)), or None")
+        self._registries()[0][name] = param
+
+    def register_buffer(self, name: str, tensor: NDArray | None, persistent: bool = True) -> None:
+        """State that is not a parameter (no gradient, not trained): moved by ``to()``, saved by ``state_dict()``."""
+        if tensor is not None and type(tensor) is not NDArray:
+            raise TypeError(f"register_buffer: {name!r} must be an autopar array or None, not {type(tensor).__name__}")
+        self._registries()[1][name] = tensor
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be an nn.Module, not {type(module).__name__}")
+        self._registries()[2][name] = module
+
+    register_module = add_module
+
+    # -- traversal ---------------------------------------------------------------------------------
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, module in self._modules.items():
+            if module is not None:
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        seen: set[int] = set()
+
+        def walk(module: Module, path: str) -> Iterator[tuple[str, Module]]:
+            if id(module) in seen:
+                return
+            seen.add(id(module))
+            yield path, module
+            for name, child in module.named_children():
+                yield from walk(child, f"{path}.{name}" if path else name)
+
+        yield from walk(self, prefix)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def _named(self, registry: str, prefix: str, recurse: bool) -> Iterator[tuple[str, NDArray]]:
+        seen: set[int] = set()
+        for path, module in self.named_modules(prefix) if recurse else [(prefix, self)]:
+            for name, value in getattr(module, registry).items():
+                if value is not None and id(value) not in seen:
+                    seen.add(id(value))
+                    yield (f"{path}.{name}" if path else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, NDArray]]:
+        return self._named("_parameters", prefix, recurse)
+
+    def parameters(self, recurse: bool = True) -> Iterator[NDArray]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, NDArray]]:
+        return self._named("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[NDArray]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """``fn`` on every submodule, then on this one (torch's order); returns this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and state -----------------------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: mode={mode!r}; expected True or False")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the accumulated gradients (``None``), or set them to zeros."""
+        from autopar.arrays._autograd import no_grad
+
+        for p in self.parameters():
+            if p.grad is None or set_to_none:
+                p.grad = None
+            else:
+                with no_grad():
+                    p.grad[...] = 0
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Parameters and buffers on ``device`` (a copy of each that lives elsewhere); returns this module."""
+        from autopar.devices import Device
+
+        kwargs.pop("non_blocking", None)
+        device = kwargs.pop("device", args[0] if args else None)
+        if kwargs or len(args) > 1 or device is None:
+            raise TypeError("Module.to(device): only a device is supported (dtypes: build the model in the dtype)")
+        target = Device(device)
+        from autopar.arrays._autograd import no_grad
+
+        for module in self.modules():
+            with no_grad():
+                for name, p in list(module._parameters.items()):
+                    if p is not None and p.device != target:
+                        module._parameters[name] = p.detach().to(target, non_blocking=True).requires_grad_()
+                for name, b in list(module._buffers.items()):
+                    if b is not None and b.device != target:
+                        module._buffers[name] = b.to(target, non_blocking=True)
+        return self
+
+    def cpu(self) -> Module:
+        from autopar.devices import cpu
+
+        return self.to(cpu())
+
+    def cuda(self, device: int = 0) -> Module:
+        from autopar.devices import gpu
+
+        return self.to(gpu(device))
+
+    def state_dict(self) -> dict[str, NDArray]:
+        """Every parameter and buffer by its dotted name (the arrays themselves, as torch's)."""
+        out: dict[str, NDArray] = OrderedDict(self.named_parameters())
+        out.update(self.named_buffers())
+        return out
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
+        """Copy values (arrays, NumPy arrays, torch tensors) into the parameters and buffers of the same names."""
+        import numpy as np
+
+        from autopar.arrays._autograd import no_grad
+        from autopar.arrays._creation import asarray
+
+        own = self.state_dict()
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+        with no_grad():
+            for name, target in own.items():
+                if name not in state_dict:
+                    continue
+                value = state_dict[name]
+                value = value.detach() if type(value) is NDArray else asarray(np.asarray(value), dtype=target.dtype)
+                if tuple(value.shape) != tuple(target.shape):
+                    raise ValueError(f"load_state_dict: {name} has shape {tuple(value.shape)}, "
+                                     f"the module's {tuple(target.shape)}")
+                target[...] = value if value.device == target.device else value.to(target.device, non_blocking=True)
+
+    # -- forward ----------------------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no forward(); define it in the subclass")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def _swapped(self, arrays: dict[int, NDArray]) -> Iterator[None]:
+        """For the block, every parameter and buffer ``p`` of the modules is ``arrays[id(p)]`` (where given)."""
+        saved: list[tuple[dict[str, Any], str, Any]] = []
+        try:
+            for module in self.modules():
+                for registry in (module._parameters, module._buffers):
+                    for name, value in registry.items():
+                        if value is not None and id(value) in arrays:
+                            saved.append((registry, name, value))
+                            registry[name] = arrays[id(value)]
+            yield
+        finally:
+            for registry, name, value in saved:
+                registry[name] = value
+
+    # -- display ----------------------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, child in self._modules.items():
+            text = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {text}")
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        head = f"{type(self).__name__}({extra}" + ("\n" if extra else "\n")
+        return head + "\n".join(lines) + "\n)"
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def Parameter(data: Any, requires_grad: bool = True) -> NDArray:  # noqa: N802 (torch's name)
+    """``nn.Parameter(x)``: an array that a module registers as a parameter when assigned to it
+    (a leaf that requires grad; a copy-free detach of ``x``)."""
+    from autopar.arrays._creation import asarray
+
+    array = data if type(data) is NDArray else asarray(data)
+    out: NDArray = array.detach()
+    return out.requires_grad_(requires_grad) if requires_grad else out
