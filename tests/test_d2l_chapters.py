@@ -28,7 +28,7 @@ BATCH = 8
 # The concise chapter trains one step of the whole tiny set: ResNet-18's batch norms of a few samples
 # amplify float rounding step after step (the second step's gradients of the last layers differ by up to
 # 9% from PyTorch's after 1e-6 differences in the first), so one step is compared, tightly.
-# (DataParallel over several steps is compared exactly on a model without batch norm: test_layers.py.)
+# (DataParallel over several steps is compared exactly on a model without batch norm: test_layer_api.py.)
 CONCISE_BATCH = 16
 LR = 0.1
 

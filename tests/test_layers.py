@@ -1,274 +1,114 @@
-"""The layer API: autopar.nn (PyTorch's names), autopar.optim, autopar.gluon (Gluon's), against torch."""
+"""The package's import graph: arrays/ has no import circle and never reaches up.
+
+The graph is read from the source with ``ast``: every ``import`` a module
+can execute (at import time or inside a function), except those under
+``if TYPE_CHECKING:``, which only a type checker runs.
+"""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
+from pathlib import Path
 
-import numpy as np
-import pytest
-import torch
-import torch.nn.functional as TF
+import autopar
 
-import autopar as ap
-from autopar import autograd, gluon, init, nn, optim
-from autopar.gluon import nn as gnn
-
-RNG = np.random.default_rng(5)
+ROOT = Path(autopar.__file__).parent
 
 
-def data(*shape: int) -> np.ndarray:
-    return RNG.standard_normal(shape).astype(np.float32)
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
-@pytest.fixture
-def two_devices() -> Iterator[list[ap.Device]]:
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in _runtime_imports(ast.Module([child], [])))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        yield from _runtime_imports(node)
 
 
-def twin_mlp(net: nn.Module) -> torch.nn.Module:
-    """torch.nn.Sequential(Linear, ReLU, Linear) with ``net``'s weights."""
-    lin1, lin2 = net[0], net[2]
-    model = torch.nn.Sequential(torch.nn.Linear(*lin1.weight.shape[::-1]), torch.nn.ReLU(),
-                                torch.nn.Linear(*lin2.weight.shape[::-1]))  # fmt: skip
-    with torch.no_grad():
-        for ours, theirs in zip(net.parameters(), model.parameters()):
-            theirs.copy_(torch.from_numpy(ours.numpy()))
-    return model
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of autopar it imports (a ``from pkg import name`` names ``pkg.name``
+    when that is a module, else ``pkg``)."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        if name != package and not name.startswith(package + "."):
+            continue
+        edges = graph.setdefault(name, set())
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name.startswith("autopar"))
+                continue
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                pkg = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            if not base.startswith("autopar"):
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                edges.add(sub if sub in files else base)
+        edges.discard(name)
+    return graph
 
 
-# -- nn.Module ---------------------------------------------------------------------------------------
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle among the graph's own modules, as a path that returns to its start, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
 
-def test_module_registers_children_parameters_and_buffers() -> None:
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.body = nn.Linear(3, 4)
-            self.scale = nn.Parameter(ap.ones(4))
-            self.register_buffer("count", ap.zeros(()))
-            self.note = "plain attribute"
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(graph.get(m, ())):
+            if n not in graph:
+                continue
+            if state.get(n) == 1:
+                return path[path.index(n) :] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        path.pop()
+        state[m] = 2
+        return None
 
-        def forward(self, x: ap.NDArray) -> ap.NDArray:
-            return self.body(x) * self.scale
-
-    net = Net()
-    assert [n for n, _ in net.named_parameters()] == ["scale", "body.weight", "body.bias"]
-    assert [n for n, _ in net.named_buffers()] == ["count"] and net.note == "plain attribute"
-    assert list(net.state_dict()) == ["scale", "body.weight", "body.bias", "count"]
-    seen: list[str] = []
-    net.apply(lambda m: seen.append(type(m).__name__))
-    assert seen == ["Linear", "Net"]  # children first, as torch
-    assert net.eval() is net and not net.body.training and net.train().body.training
-    with pytest.raises(AttributeError, match="call super\\(\\).__init__\\(\\)"):
-        class Bad(nn.Module):
-            def __init__(self) -> None:
-                self.layer = nn.Linear(1, 1)
-        Bad()
-
-
-def test_layers_compute_what_torch_computes() -> None:
-    x = data(2, 3, 8, 8)
-    conv = nn.Conv2d(3, 4, kernel_size=3, stride=2, padding=1)
-    want = TF.conv2d(torch.from_numpy(x), torch.from_numpy(conv.weight.numpy()), torch.from_numpy(conv.bias.numpy()),
-                     stride=2, padding=1)  # fmt: skip
-    np.testing.assert_allclose(conv(ap.asarray(x)).numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
-    bn = nn.BatchNorm2d(3)
-    tbn = torch.nn.BatchNorm2d(3)
-    np.testing.assert_allclose(bn(ap.asarray(x)).numpy(), tbn(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-5)
-    bn.eval(), tbn.eval()
-    np.testing.assert_allclose(bn(ap.asarray(x)).numpy(), tbn(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
-    pool = nn.Sequential(nn.MaxPool2d(2), nn.AvgPool2d(2), nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten())
-    want = TF.adaptive_avg_pool2d(TF.avg_pool2d(TF.max_pool2d(torch.from_numpy(x), 2), 2), 1).flatten(1)
-    np.testing.assert_allclose(pool(ap.asarray(x)).numpy(), want.numpy(), rtol=1e-5)
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
 
 
-def test_default_and_explicit_initialisation_follow_torch() -> None:
-    ap.random.seed(1)
-    lin = nn.Linear(400, 300)
-    w = lin.weight.numpy()
-    bound = 1 / np.sqrt(400)  # kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-    assert w.min() >= -bound and w.max() <= bound and w.std() == pytest.approx(bound / np.sqrt(3), rel=0.02)
-    nn.init.normal_(lin.weight, std=0.01)
-    assert lin.weight.numpy().std() == pytest.approx(0.01, rel=0.02)
-    nn.init.xavier_uniform_(lin.weight)
-    limit = np.sqrt(6 / (400 + 300))
-    assert np.abs(lin.weight.numpy()).max() <= limit and lin.weight.numpy().std() == pytest.approx(limit / np.sqrt(3), rel=0.02)
-    nn.init.zeros_(lin.bias)
-    assert not lin.bias.numpy().any() and lin.weight.requires_grad
-    with pytest.raises(ValueError, match="lazy layer makes its parameters on the first forward"):
-        nn.init.normal_(nn.LazyLinear(3).weight)
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_lazy_layers_take_their_input_size_and_become_the_plain_layer() -> None:
-    net = nn.Sequential(nn.LazyConv2d(5, 3), nn.LazyBatchNorm2d(), nn.Flatten(), nn.LazyLinear(2))
-    out = net(ap.asarray(data(3, 2, 6, 6)))
-    assert out.shape == (3, 2)
-    assert [type(m) for m in net] == [nn.Conv2d, nn.BatchNorm2d, nn.Flatten, nn.Linear]
-    assert net[0].weight.shape == (5, 2, 3, 3) and net[3].weight.shape == (2, 5 * 4 * 4)
+def test_arrays_has_no_import_circle() -> None:
+    graph = import_graph("autopar.arrays")
+    assert "autopar.arrays._dispatch" in graph and "autopar.arrays._array" in graph["autopar.arrays._dispatch"]
+    cycle = find_cycle(graph)
+    assert cycle is None, "import circle in autopar.arrays: " + " -> ".join(cycle or [])
 
 
-def test_to_moves_parameters_and_buffers(two_devices: list[ap.Device]) -> None:
-    net = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
-    before = net[0].weight.numpy()
-    net.to(two_devices[1])
-    assert {p.device for p in net.parameters()} | {b.device for b in net.buffers()} == {two_devices[1]}
-    assert all(p.requires_grad and p.is_leaf for p in net.parameters())
-    np.testing.assert_array_equal(net[0].weight.numpy(), before)
+def test_arrays_imports_only_downward() -> None:
+    above = ("autopar.cluster", "autopar.nn", "autopar.parallel", "autopar.profiler", "autopar.cli", "autopar.datasets")
+    for module, edges in import_graph("autopar.arrays").items():
+        up = sorted(e for e in edges if e.startswith(above))
+        assert not up, f"{module} imports {up}, a layer above the arrays (register from there instead)"
 
 
-def test_load_state_dict_round_trips() -> None:
-    a, b = nn.Linear(3, 2), nn.Linear(3, 2)
-    b.load_state_dict({k: v.numpy() for k, v in a.state_dict().items()})
-    np.testing.assert_array_equal(a.weight.numpy(), b.weight.numpy())
-    with pytest.raises(KeyError, match="missing keys \\['bias'\\]"):
-        b.load_state_dict({"weight": a.weight})
-
-
-# -- optim and DataParallel --------------------------------------------------------------------------
-
-@pytest.mark.parametrize("make", [lambda p: (optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-3),
-                                             lambda q: torch.optim.SGD(q, lr=0.1, momentum=0.9, weight_decay=1e-3)),
-                                  lambda p: (optim.Adam(p, lr=0.01), lambda q: torch.optim.Adam(q, lr=0.01))])
-def test_optimizers_follow_torch_over_steps(make) -> None:  # type: ignore[no-untyped-def]
-    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
-    model = twin_mlp(net)
-    ours, theirs_of = make(net.parameters())
-    theirs = theirs_of(model.parameters())
-    x, y = data(6, 4), RNG.integers(0, 3, 6)
-    for _ in range(3):
-        ours.zero_grad()
-        nn.CrossEntropyLoss()(net(ap.asarray(x)), ap.asarray(y)).backward()
-        ours.step()
-        theirs.zero_grad()
-        TF.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)).backward()
-        theirs.step()
-    for p, q in zip(net.parameters(), model.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
-
-
-def test_optimizer_rejects_arrays_without_gradients() -> None:
-    with pytest.raises(ValueError, match="parameter 0 is NDArray that does not require grad"):
-        optim.SGD([ap.ones(3)], lr=0.1)
-    with pytest.raises(ValueError, match="lr=-1"):
-        optim.SGD(nn.Linear(2, 2).parameters(), lr=-1)
-
-
-def test_data_parallel_over_steps_equals_torch_on_the_whole_batch(two_devices: list[ap.Device]) -> None:
-    """No batch statistics: the split batch gives the whole batch's gradients; the replicas follow each update."""
-    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
-    model = twin_mlp(net)
-    dp = nn.DataParallel(net, device_ids=two_devices)
-    trainer, theirs = optim.SGD(dp.parameters(), lr=0.5), torch.optim.SGD(model.parameters(), lr=0.5)
-    for step in range(3):
-        x, y = data(6, 4), RNG.integers(0, 3, 6)
-        trainer.zero_grad()
-        out = dp(ap.asarray(x))
-        assert out.device == two_devices[0] and out.shape == (6, 3)
-        nn.CrossEntropyLoss()(out, ap.asarray(y)).backward()
-        trainer.step()
-        theirs.zero_grad()
-        TF.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)).backward()
-        theirs.step()
-    for p, q in zip(net.parameters(), model.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
-
-
-def test_data_parallel_runs_each_shard_on_its_device(two_devices: list[ap.Device]) -> None:
-    dp = nn.DataParallel(nn.Linear(4, 2), device_ids=two_devices)
-    with ap.profile() as prof:
-        dp(ap.asarray(data(4, 4))).sum().backward()
-    linear = {r.device for r in prof.records if r.name == "linear"}
-    assert linear == {"cpu:0", "cpu:1"}
-    with pytest.raises(ValueError, match="name a device twice"):
-        nn.DataParallel(nn.Linear(1, 1), device_ids=[ap.cpu(0), ap.cpu(0)])
-
-
-def test_scatter_splits_as_torch_chunk(two_devices: list[ap.Device]) -> None:
-    parts = nn.parallel.scatter(ap.arange(5), two_devices)
-    assert [p.tolist() for p in parts] == [[0, 1, 2], [3, 4]] and [p.device for p in parts] == two_devices
-    assert nn.parallel.gather(parts, two_devices[0]).tolist() == [0, 1, 2, 3, 4]
-
-
-# -- Gluon ---------------------------------------------------------------------------------------------
-
-def test_gluon_parameters_are_made_on_every_device_from_one_draw(two_devices: list[ap.Device]) -> None:
-    net = gnn.Sequential()
-    net.add(gnn.Dense(4, activation="relu"), gnn.Dense(2))
-    net.initialize(init=init.Normal(sigma=0.5), ctx=two_devices)
-    weight = net[0].params.get("weight")
-    with pytest.raises(gluon.DeferredInitializationError, match="deferred until the first forward"):
-        weight.data(two_devices[0])
-    x = ap.asarray(data(4, 3))
-    shards = gluon.utils.split_and_load(x, two_devices)
-    outs = [net(s) for s in shards]
-    assert [o.device for o in outs] == two_devices
-    np.testing.assert_array_equal(weight.data(two_devices[0]).numpy(), weight.data(two_devices[1]).numpy())
-    assert weight.shape == (4, 3) and weight.data(two_devices[0]).numpy().std() == pytest.approx(0.5, rel=0.6)
-    assert not net[0].params.get("bias").data(two_devices[1]).numpy().any()  # biases start at zero
-    assert list(net.collect_params()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
-    ap.waitall()
-    ap.set_cpu_devices(3)
-    with pytest.raises(RuntimeError, match="not initialized on cpu:2; it was only initialized on \\[cpu:0, cpu:1\\]"):
-        weight.data(ap.cpu(2))
-
-
-def test_gluon_trainer_equals_torch_on_the_whole_batch(two_devices: list[ap.Device]) -> None:
-    """Per-sample losses summed by backward, gradients summed across devices, SGD by lr / batch_size."""
-    net = gnn.Sequential()
-    net.add(gnn.Dense(8, activation="relu", in_units=4), gnn.Dense(3, in_units=8))
-    net.initialize(init=init.Xavier(), ctx=two_devices)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
-    with torch.no_grad():
-        for p, q in zip(net.collect_params().values(), model.parameters()):
-            q.copy_(torch.from_numpy(p.data(two_devices[0]).numpy()))
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
-    theirs = torch.optim.SGD(model.parameters(), lr=0.5)
-    loss = gluon.loss.SoftmaxCrossEntropyLoss()
-    for _ in range(3):
-        x, y = data(6, 4), RNG.integers(0, 3, 6)
-        xs, ys = gluon.utils.split_and_load(x, two_devices), gluon.utils.split_and_load(y, two_devices)
-        with autograd.record():
-            ls = [loss(net(a), b) for a, b in zip(xs, ys)]
-        for l in ls:
-            l.backward()
-        trainer.step(6)
-        theirs.zero_grad()
-        TF.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y)).backward()
-        theirs.step()
-    for p, q in zip(net.collect_params().values(), model.parameters()):
-        for d in two_devices:
-            np.testing.assert_allclose(p.data(d).numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
-
-
-def test_gluon_batch_norm_follows_train_mode() -> None:
-    bn = gnn.BatchNorm()
-    bn.initialize()
-    x = ap.asarray(data(6, 3, 2, 2) * 3 + 1)
-    with autograd.predict_mode():
-        np.testing.assert_allclose(bn(x).numpy(), x.numpy() / np.sqrt(1 + 1e-5), rtol=1e-5)  # running: 0 and 1
-    with autograd.record():
-        y = bn(x)
-    assert abs(float(y.mean())) < 1e-5  # batch statistics inside record()
-    mean = bn.running_mean.data().numpy()
-    np.testing.assert_allclose(mean, 0.1 * x.numpy().mean(axis=(0, 2, 3)), rtol=1e-4)  # momentum 0.9
-
-
-def test_gluon_losses_equal_torch() -> None:
-    pred, label = data(5, 4), RNG.integers(0, 4, 5)
-    ours = gluon.loss.SoftmaxCrossEntropyLoss()(ap.asarray(pred), ap.asarray(label.astype(np.float32)))
-    want = TF.cross_entropy(torch.from_numpy(pred), torch.from_numpy(label), reduction="none")
-    np.testing.assert_allclose(ours.numpy(), want.numpy(), rtol=1e-5)
-    np.testing.assert_allclose(gluon.loss.L2Loss()(ap.asarray(pred), ap.asarray(pred * 0)).numpy(),
-                               (pred**2 / 2).mean(axis=1), rtol=1e-5)  # fmt: skip
-
-
-def test_gluon_rejects_what_it_does_not_support() -> None:
-    with pytest.raises(ValueError, match="optimizer='rmsprop'; expected one of sgd, adam"):
-        gluon.Trainer({}, "rmsprop")
-    with pytest.raises(ValueError, match="unsupported optimizer_params \\['clip_gradient'\\]"):
-        gluon.Trainer({}, "sgd", {"clip_gradient": 1.0})
-    with pytest.raises(ValueError, match="is not an initializer"):
-        init.create("glorot")
+def test_engine_and_devices_never_import_arrays() -> None:
+    for package in ("autopar.engine", "autopar.devices"):
+        for module, edges in import_graph(package).items():
+            up = sorted(e for e in edges if e.startswith(("autopar.arrays", "autopar.cluster")))
+            assert not up, f"{module} imports {up}"

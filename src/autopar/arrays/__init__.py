@@ -8,17 +8,27 @@ Layout (each module one idea; see each module's design note):
 | ``_dispatch.py``    | the one path: validate -> infer -> allocate -> push                     |
 | ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
 | ``_infer.py``       | result shapes from torch meta tensors                                   |
+| ``_interpreters.py`` | push targets registered from above: the cluster's remote interpreter    |
 | ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
-| ``_array.py``       | the ``NDArray`` class and its operators; ``_methods.py`` its methods     |
+| ``_array.py``       | the ``NDArray`` type: attributes, reading values, making arrays and views |
 | ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py``, ``_nn.py`` (neural-network ops), ``_updates.py`` (optimizer updates) | op families: table entries and the functions that call them |
 | ``_autograd.py``    | gradients: the records the dispatcher makes, the modes (design note)    |
 | ``_backward.py``    | the backward pass: one engine op per recorded op                        |
+| ``_operators.py``   | the array's operators (``+``, ``+=``, ``[]`` ...), ``T``, ``mT``         |
 | ``_grad_methods.py`` | ``attach_grad``, ``requires_grad_``, ``grad``, ``backward``, ``detach`` |
+| ``_methods.py``     | the array's named methods; attaches them, the operators and the gradient methods to ``NDArray`` |
 | ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |
+
+Imports go one way (a test checks that the graph is acyclic): the op
+modules import the array type and the dispatcher, never the other way
+round; ``_methods`` sits above them all and gives ``NDArray`` its methods
+when imported, so every way in from above (``_namespace``, ``nn``,
+``parallel``) imports it first. Nothing here imports the cluster: it
+registers its remote interpreter in ``_interpreters``.
 
 This package's ``__init__`` does not import torch: it lists the public names
 (``autopar`` serves them lazily, so ``import autopar`` stays cheap) and

@@ -4,32 +4,46 @@ An array is a view (``_views.View``, or ``None`` for the whole) of a storage
 (``_views.Storage``: an engine var and the tensor it guards). Its ``shape``,
 ``dtype`` and ``device`` are known at the call; reading a value
 (``numpy()``, ``item()``, ``repr`` ...) waits for the storage's var and raises
-its failure, if any (SPEC §4). Every operator goes through the dispatcher
-(``_dispatch.py``) with the entry of the op table it names; the methods
-beyond the operators live in ``_methods.py``.
+its failure, if any (SPEC §4).
+
+This module holds the array type and what needs no op: its attributes,
+reading values, making arrays and views. The operators and the methods that
+run ops are attached to the class from above (``_methods.py``, which imports
+both this module and the op modules, as JAX's ``array_methods.py`` does), so
+the op modules can import this one without a circle. For type checkers only,
+the class derives from the attached classes (``_Attached``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from autopar import engine
-from autopar.arrays import _autograd, _dtypes, _views
+from autopar.arrays import _autograd, _dtypes, _interpreters, _views
 from autopar.arrays._dtypes import DType
-from autopar.arrays._grad_methods import GradMethods
-from autopar.arrays._methods import Methods
 from autopar.devices import Device, cpu
 from autopar.errors import DeviceError
+
+if TYPE_CHECKING:
+    from autopar.arrays._grad_methods import GradMethods
+    from autopar.arrays._methods import Methods
+    from autopar.arrays._operators import Operators
+
+    class _Attached(Operators, GradMethods, Methods):
+        """What ``_methods.attach`` gives the class at import, as the type checker sees it."""
+
+else:
+    _Attached = object
 
 torch.get_num_threads()  # settle this thread's intra-op threads before any worker sets its own
 
 
-class NDArray(GradMethods, Methods):
+class NDArray(_Attached):
     """An n-dimensional array on one device; operations on it run asynchronously.
 
     ``shape``, ``dtype``, ``ndim``, ``size`` and ``device`` (alias ``ctx``) are
@@ -76,15 +90,6 @@ class NDArray(GradMethods, Methods):
 
     context = ctx
 
-    @property
-    def T(self) -> NDArray:
-        """All axes reversed (a view), as NumPy does for any number of dimensions."""
-        return _manipulation.permute_dims(self, tuple(reversed(range(self.ndim))))
-
-    @property
-    def mT(self) -> NDArray:
-        return _manipulation.matrix_transpose(self)
-
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d array is undefined; it has no first dimension (use x.size)")
@@ -103,12 +108,6 @@ class NDArray(GradMethods, Methods):
 
         return autopar
 
-    def to_device(self, device: Any, /, *, stream: Any = None) -> NDArray:
-        """The standard's spelling: this array on ``device`` (a copy, asynchronous)."""
-        if stream is not None:
-            raise ValueError("to_device: stream= is not supported; autopar orders copies itself")
-        return _copy.to(self, device, non_blocking=True)
-
     # -- reading values (blocking) ----------------------------------------------
 
     def wait_to_read(self) -> NDArray:
@@ -120,7 +119,7 @@ class NDArray(GradMethods, Methods):
         storage = self._storage
         engine.wait_for_var(storage.var)
         if storage.remote:
-            return _remote.fetch(self)
+            return _interpreters.remote.fetch(self)
         return value_of(self)
 
     def torch(self) -> torch.Tensor:
@@ -219,169 +218,11 @@ class NDArray(GradMethods, Methods):
             return (2, self.device.index)
         return (1, 0)
 
-    def __reduce__(self) -> Any:
-        return (_rebuild, (self.numpy(), str(self.device), self._dtype.name))
-
     def __copy__(self) -> NDArray:
         return self.copy()
 
     def __deepcopy__(self, memo: Any) -> NDArray:
         return self.copy()
-
-    # -- operators (the op table's entries, through the dispatcher) ------------------
-
-    def __add__(self, other: Any) -> NDArray:
-        return _ew.operator("add", self, other)
-
-    def __radd__(self, other: Any) -> NDArray:
-        return _ew.operator("add", self, other, True)
-
-    def __iadd__(self, other: Any) -> NDArray:
-        return _ew.inplace("add", self, other)
-
-    def __sub__(self, other: Any) -> NDArray:
-        return _ew.operator("subtract", self, other)
-
-    def __rsub__(self, other: Any) -> NDArray:
-        return _ew.operator("subtract", self, other, True)
-
-    def __isub__(self, other: Any) -> NDArray:
-        return _ew.inplace("subtract", self, other)
-
-    def __mul__(self, other: Any) -> NDArray:
-        return _ew.operator("multiply", self, other)
-
-    def __rmul__(self, other: Any) -> NDArray:
-        return _ew.operator("multiply", self, other, True)
-
-    def __imul__(self, other: Any) -> NDArray:
-        return _ew.inplace("multiply", self, other)
-
-    def __truediv__(self, other: Any) -> NDArray:
-        return _ew.operator("divide", self, other)
-
-    def __rtruediv__(self, other: Any) -> NDArray:
-        return _ew.operator("divide", self, other, True)
-
-    def __itruediv__(self, other: Any) -> NDArray:
-        return _ew.inplace("divide", self, other)
-
-    def __floordiv__(self, other: Any) -> NDArray:
-        return _ew.operator("floor_divide", self, other)
-
-    def __rfloordiv__(self, other: Any) -> NDArray:
-        return _ew.operator("floor_divide", self, other, True)
-
-    def __ifloordiv__(self, other: Any) -> NDArray:
-        return _ew.inplace("floor_divide", self, other)
-
-    def __mod__(self, other: Any) -> NDArray:
-        return _ew.operator("remainder", self, other)
-
-    def __rmod__(self, other: Any) -> NDArray:
-        return _ew.operator("remainder", self, other, True)
-
-    def __imod__(self, other: Any) -> NDArray:
-        return _ew.inplace("remainder", self, other)
-
-    def __pow__(self, other: Any) -> NDArray:
-        return _ew.operator("pow", self, other)
-
-    def __rpow__(self, other: Any) -> NDArray:
-        return _ew.operator("pow", self, other, True)
-
-    def __ipow__(self, other: Any) -> NDArray:
-        return _ew.inplace("pow", self, other)
-
-    def __and__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_and", self, other)
-
-    def __rand__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_and", self, other, True)
-
-    def __iand__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_and", self, other)
-
-    def __or__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_or", self, other)
-
-    def __ror__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_or", self, other, True)
-
-    def __ior__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_or", self, other)
-
-    def __xor__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_xor", self, other)
-
-    def __rxor__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_xor", self, other, True)
-
-    def __ixor__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_xor", self, other)
-
-    def __lshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_left_shift", self, other)
-
-    def __rlshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_left_shift", self, other, True)
-
-    def __ilshift__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_left_shift", self, other)
-
-    def __rshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_right_shift", self, other)
-
-    def __rrshift__(self, other: Any) -> NDArray:
-        return _ew.operator("bitwise_right_shift", self, other, True)
-
-    def __irshift__(self, other: Any) -> NDArray:
-        return _ew.inplace("bitwise_right_shift", self, other)
-
-    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ew.operator("equal", self, other)
-
-    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ew.operator("not_equal", self, other)
-
-    def __lt__(self, other: Any) -> NDArray:
-        return _ew.operator("less", self, other)
-
-    def __le__(self, other: Any) -> NDArray:
-        return _ew.operator("less_equal", self, other)
-
-    def __gt__(self, other: Any) -> NDArray:
-        return _ew.operator("greater", self, other)
-
-    def __ge__(self, other: Any) -> NDArray:
-        return _ew.operator("greater_equal", self, other)
-
-    def __neg__(self) -> NDArray:
-        return _ew.call("negative", self)
-
-    def __pos__(self) -> NDArray:
-        return _ew.call("positive", self)
-
-    def __abs__(self) -> NDArray:
-        return _ew.call("abs", self)
-
-    def __invert__(self) -> NDArray:
-        return _ew.call("bitwise_invert", self)
-
-    def __matmul__(self, other: Any) -> NDArray:
-        return _ew.operator("matmul", self, other)
-
-    def __rmatmul__(self, other: Any) -> NDArray:
-        return _ew.operator("matmul", self, other, True)
-
-    def __imatmul__(self, other: Any) -> NDArray:
-        return _ew.inplace("matmul", self, other)
-
-    def __getitem__(self, key: Any) -> NDArray:
-        return _indexing.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _indexing.setitem(self, key, value)
 
     # -- internals ---------------------------------------------------------------
 
@@ -451,17 +292,3 @@ def as_device(device: Any, ctx: Any = None, what: str = "device") -> Device:
         raise DeviceError(f"{dev}: simulated devices run engine ops only; arrays live on cpu and cuda devices")
     return dev
 
-
-def _rebuild(values: np.ndarray, device: str, dtype: str = "") -> NDArray:
-    from autopar.arrays._creation import asarray
-
-    return asarray(values, device=device, dtype=dtype or None)
-
-
-# The operations live in their own modules, which import this one.
-from autopar.arrays import _copy, _creation, _indexing, _manipulation, _products, _reductions, _remote, _searching  # noqa: E402
-from autopar.arrays import _elementwise as _ew  # noqa: E402
-from autopar.arrays import _methods  # noqa: E402
-
-_methods.link(_copy=_copy, _cr=_creation, _ew=_ew, _idx=_indexing, _man=_manipulation, _prod=_products,
-              _red=_reductions, _search=_searching)  # fmt: skip

@@ -135,7 +135,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -298,8 +298,9 @@ def predict_mode() -> Any:
 # -- marking leaves ----------------------------------------------------------------------------------
 
 
-def mark(array: NDArray, req: str, always: bool, zeros: bool) -> None:
-    """Make ``array`` a leaf that requires grad (``attach_grad`` / ``requires_grad_``)."""
+def mark(array: NDArray, req: str, always: bool, zeros: Callable[[], Any] | None) -> None:
+    """Make ``array`` a leaf that requires grad (``attach_grad`` / ``requires_grad_``); ``zeros``
+    makes its first ``.grad`` (given by the caller: creation ops live above this module)."""
     global used
     if req not in GRAD_REQS:
         raise ValueError(f"attach_grad: grad_req={req!r}; expected one of {', '.join(GRAD_REQS)}")
@@ -312,10 +313,8 @@ def mark(array: NDArray, req: str, always: bool, zeros: bool) -> None:
         array._ag = None
         return
     leaf = Leaf(array, req, always)
-    if zeros:
-        from autopar.arrays._creation import zeros as make_zeros
-
-        leaf.grad = make_zeros(array.shape, dtype=array._dtype, device=array.device)
+    if zeros is not None:
+        leaf.grad = zeros()
     array._ag = leaf
     used = True
 

@@ -75,9 +75,9 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
 
 def _alloc(shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
     """An accumulator, written by its first contribution: here, or held by a cluster node's runtime."""
-    from autopar.arrays import _array, _remote
+    from autopar.arrays import _array, _interpreters
 
-    return _array.make(shape, dtype, device) if device.node is None else _remote.alloc(shape, dtype, device)
+    return _array.make(shape, dtype, device) if device.node is None else _interpreters.remote.alloc(shape, dtype, device)
 
 
 def _head_grad(what: str, head: Any, g: Any) -> Any:
@@ -180,10 +180,10 @@ class _Pass:
         if all(o is None for o in outs):
             return
         targets = [self.target(ag, *meta) for ag, meta in zip(node.inputs, node.in_meta)]
-        if node.device.node is not None:  # a cluster node's device: one call to the node (_remote_grad.py)
-            from autopar.arrays import _remote_grad
+        if node.device.node is not None:  # a cluster node's device: one call to the node (cluster/_remote_grad.py)
+            from autopar.arrays import _interpreters
 
-            _remote_grad.push(node, outs, targets, self.retain)
+            _interpreters.remote.push_grad(node, outs, targets, self.retain)
             return
         push_gradient(node, outs, targets, self.retain)
 

@@ -7,8 +7,8 @@
 | cuda -> cpu    | source's ``copy_d2h``      | async copy into pinned host memory              |
 | cuda -> cuda   | destination's ``copy_h2d`` | async peer copy on the destination's stream     |
 
-To or from a cluster node's device (``node1/cpu:0``) the routes of
-``_remote.py`` apply: the same lanes, the data moved through Ray.
+To or from a cluster node's device (``node1/cpu:0``) the routes of the
+cluster's remote interpreter apply (``_interpreters.remote``): the same lanes, the data moved through Ray.
 
 Because copies run on copy lanes, copying result *i* overlaps computing result
 *i+1* on the compute lane. A device-to-host copy is complete only when its
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from autopar.arrays import _remote
+from autopar.arrays import _interpreters
 from autopar.arrays._array import NDArray, as_device
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._table import TABLE, define, same
@@ -55,8 +55,8 @@ define("copy", _move, same(), shape=lambda op, shapes, s: shapes, kernel_dtype="
 
 
 def copy_to_device(src: NDArray, dst: Device, name: str = "copyto") -> NDArray:
-    if src.device.node is not None or dst.node is not None:  # a cluster node's device: _remote.py's routes
-        moved: NDArray = _remote.copy_to_device(src, dst, name)
+    if src.device.node is not None or dst.node is not None:  # a cluster node's device: the cluster's routes
+        moved: NDArray = _interpreters.remote.copy_to_device(src, dst, name)
         return moved
     lane_device, lane = _route(src.device, dst)
     target = "cpu" if dst.kind == "cpu" else f"cuda:{dst.index}"

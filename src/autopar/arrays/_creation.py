@@ -336,6 +336,15 @@ def _placed(host: torch.Tensor, device: Device) -> NDArray:
     return copy_to_device(source, device)
 
 
+def _stack(xs: list[NDArray]) -> NDArray:
+    """``stack(xs)``: the table's entry, which ``_manipulation`` (above this module) defines."""
+    for x in xs[1:]:
+        if x.shape != xs[0].shape:
+            raise ValueError(f"stack: shapes {xs[0].shape} and {x.shape} differ; stacked arrays need one shape")
+    out: NDArray = bind(TABLE["stack"], xs, {"axis": 0})
+    return out
+
+
 def _contains_arrays(obj: Any) -> bool:
     if type(obj) is NDArray:
         return True
@@ -378,9 +387,7 @@ def asarray(obj: Any, /, dtype: Any = None, device: Any = None, copy: bool | Non
     if hasattr(obj, "__dlpack__") and not isinstance(obj, (np.ndarray, np.generic)):
         return asarray(torch.from_dlpack(obj), dtype=dtype, device=device, copy=copy, ctx=ctx)
     if _contains_arrays(obj):
-        from autopar.arrays._manipulation import stack
-
-        out = stack([asarray(x, device=dev) for x in obj])
+        out = _stack([asarray(x, device=dev) for x in obj])
         return out if d is None else astype(out, d, copy=False)
     return _placed(_host_tensor("asarray", obj, d, copy), dev if dev is not None else Device("cpu", 0))
 

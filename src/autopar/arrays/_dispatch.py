@@ -29,8 +29,9 @@ array), and those go through the same four steps:
    (and any extra var, like a random generator's). An op whose work is at
    most ``TINY_WORK`` may run on the calling thread when it is ready and its
    lane idle (``inline``); CUDA ops never do. On a cluster node's device
-   (``node1/cpu:0``) step 4 sends the op there instead (``_remote.py``):
-   another push target, the same four steps.
+   (``node1/cpu:0``) step 4 sends the op there instead: another push
+   target, registered by the cluster layer (``_interpreters.remote``),
+   the same four steps.
 
 Writes into an existing array (in-place operators, ``x[k] = v``,
 ``copyto(x)``) compute the out-of-place result first and copy it through
@@ -53,8 +54,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _autograd, _dtypes, _views
-from autopar.arrays import _plan
+from autopar.arrays import _array, _autograd, _dtypes, _interpreters, _views
 from autopar.arrays._plan import TINY_WORK, plan
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import OpDef
@@ -147,8 +147,8 @@ def bind(
     if device is not None:
         dev = device
     home = dev if out_device is None else out_device
-    if dev.node is not None:  # a cluster node's device: the same op, sent there (_remote.py)
-        return _remote.bind(entry, p, args, static, dev, lane, state, name or entry.name)
+    if dev.node is not None:  # a cluster node's device: the same op, sent there (_interpreters.remote)
+        return _interpreters.remote.bind(entry, p, args, static, dev, lane, state, name or entry.name)
     cuda = dev.kind == "cuda"
     make = _array.make
     if entry.nout == 1:
@@ -293,7 +293,7 @@ def bind_into(
     overwrite = not reads_target and _views.covers(storage, view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
     if dev.node is not None:
-        return _remote.bind_into(entry, target, args, static, op, casting, dev, lane, reads)
+        return _interpreters.remote.bind_into(entry, target, args, static, op, casting, dev, lane, reads)
     push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda)
     return target
 
@@ -406,7 +406,3 @@ def _broadcasts_to(src: Shape, dst: Shape) -> bool:
         return False
     return all(s == d or s == 1 for s, d in zip(src, dst[len(dst) - len(src) :]))
 
-
-from autopar.arrays import _array, _remote  # noqa: E402  (the array class uses the dispatcher)
-
-_plan.link(_array.NDArray)

@@ -60,7 +60,7 @@ class GradMethods:
         if not requires_grad:
             self._ag = None
         elif ag is None:
-            _autograd.mark(self, "add", True, zeros=False)  # type: ignore[arg-type]
+            _autograd.mark(self, "add", True, zeros=None)  # type: ignore[arg-type]
         else:
             ag.always = True
         return self
@@ -73,7 +73,9 @@ class GradMethods:
         """
         if stype is not None:
             raise ValueError(f"attach_grad: stype={stype!r}; autopar has dense gradients only")
-        _autograd.mark(self, grad_req, False, zeros=True)  # type: ignore[arg-type]
+        from autopar.arrays._creation import zeros
+
+        _autograd.mark(self, grad_req, False, zeros=lambda: zeros(self.shape, dtype=self._dtype, device=self.device))  # type: ignore[arg-type,attr-defined]
 
     @property
     def is_leaf(self) -> bool:

@@ -6,11 +6,30 @@ and its function can never disagree. PyTorch spellings take ``dim=`` and
 ``x.permute(1, 0)``, ``x.unsqueeze(0)``, ``x.t()``, ``x.float()``, ``x.long()``,
 ``x.clone()``, ``add_``/``mul_``/``zero_`` ... are here. The in-place ones
 (``add_``) are the in-place operators (``+=``).
+
+This module attaches them, the operators (``_operators.py``) and the gradient
+methods (``_grad_methods.py``) to ``NDArray`` when it is imported
+(:func:`attach`). It sits above both the array type (``_array.py``) and the op
+modules, which import the type: so neither imports the other (JAX's
+``array_methods.py``). Every way into the array layer from above (the public
+namespace, ``nn``, ``parallel``) imports this module first.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from autopar.arrays import _copy, _dtypes
+from autopar.arrays import _creation as _cr
+from autopar.arrays import _elementwise as _ew
+from autopar.arrays import _indexing as _idx
+from autopar.arrays import _manipulation as _man
+from autopar.arrays import _products as _prod
+from autopar.arrays import _reductions as _red
+from autopar.arrays import _searching as _search
+from autopar.arrays._array import NDArray
+from autopar.arrays._grad_methods import GradMethods
+from autopar.arrays._operators import Operators
 
 
 def _axis(axis: Any, dim: Any) -> Any:
@@ -26,7 +45,7 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
 class Methods:
     """Mixed into NDArray: the methods that are namespace functions."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     # -- reductions (NumPy and PyTorch spellings) --------------------------------------------
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
@@ -274,32 +293,30 @@ class Methods:
     def copyto(self, target: Any) -> Any:
         """Copy to ``target``: a device (a new array there) or an array (written
         into). Always asynchronous, on a copy lane."""
-        return _copy.copyto(self, target)
+        return _copy.copyto(self, target)  # type: ignore[arg-type]
 
     def to(self, device: Any = None, dtype: Any = None, non_blocking: bool = False) -> Any:
         """This array on ``device`` (itself if already there). With
         ``non_blocking=False`` it returns after the copy has finished (raising its
         failure); with ``True`` at once. ``x.to(dtype)`` casts, as in PyTorch."""
-        from autopar.arrays._dtypes import find
-
-        if dtype is None and device is not None and find(device) is not None:
+        if dtype is None and device is not None and _dtypes.find(device) is not None:
             device, dtype = None, device
         out = self if dtype is None else _cr.astype(self, dtype, copy=False)
         if device is None:
             return out
-        return _copy.to(out, device, non_blocking)
+        return _copy.to(out, device, non_blocking)  # type: ignore[arg-type]
 
     def as_in_ctx(self, ctx: Any) -> Any:
         """MXNet's spelling of ``to(ctx, non_blocking=True)``."""
-        return _copy.to(self, ctx, non_blocking=True)
+        return _copy.to(self, ctx, non_blocking=True)  # type: ignore[arg-type]
 
     as_in_context = as_in_ctx
 
     def cpu(self) -> Any:
-        return _copy.to(self, "cpu:0", non_blocking=True)
+        return _copy.to(self, "cpu:0", non_blocking=True)  # type: ignore[arg-type]
 
     def cuda(self, device: Any = 0) -> Any:
-        return _copy.to(self, f"cuda:{device}" if isinstance(device, int) else device, non_blocking=True)
+        return _copy.to(self, f"cuda:{device}" if isinstance(device, int) else device, non_blocking=True)  # type: ignore[arg-type]
 
 
     # -- PyTorch's dtype shortcuts (last: their names shadow builtins in the class body) --
@@ -322,17 +339,15 @@ class Methods:
         return _cr.astype(self, "bool", copy=False)
 
 
-# The op modules import the array class, which derives from Methods: _array.py
-# links them here once the class exists.
-_copy: Any = None
-_cr: Any = None
-_ew: Any = None
-_idx: Any = None
-_man: Any = None
-_prod: Any = None
-_red: Any = None
-_search: Any = None
+
+def attach(cls: type, *mixins: type) -> None:
+    """Give ``cls`` every attribute the ``mixins`` define (methods, properties, operators)."""
+    for mixin in mixins:
+        for name, value in vars(mixin).items():
+            if name in ("__module__", "__qualname__", "__doc__", "__slots__", "__dict__", "__weakref__",
+                        "__annotations__", "__firstlineno__", "__static_attributes__") or name in vars(cls):
+                continue  # fmt: skip
+            setattr(cls, name, value)
 
 
-def link(**modules: Any) -> None:
-    globals().update(modules)
+attach(NDArray, Operators, GradMethods, Methods)

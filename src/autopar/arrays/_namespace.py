@@ -13,6 +13,7 @@ import math
 
 from autopar.arrays import _dtypes, _numpy, fft, linalg, npx, random  # noqa: F401
 from autopar.arrays import _nn, _updates  # noqa: F401  (their table entries: nn ops, optimizer updates)
+from autopar.arrays import _methods  # noqa: F401  (attaches the array's methods and operators)
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401
 from autopar.arrays._creation import (  # noqa: F401

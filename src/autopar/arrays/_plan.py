@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from autopar.arrays import _dtypes, _infer
+from autopar.arrays._array import NDArray
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import OpDef
 
@@ -176,11 +177,3 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
     return cached
 
 
-
-# The array class imports the op modules, which import this one: _dispatch links it once it exists.
-NDArray: Any = None
-
-
-def link(array_class: Any) -> None:
-    global NDArray
-    NDArray = array_class

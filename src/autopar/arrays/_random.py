@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _dtypes, _remote
+from autopar.arrays import _dtypes, _interpreters
 from autopar.arrays._array import NDArray, as_device
 from autopar.arrays._creation import requiring, shape_arg
 from autopar.arrays._dispatch import bind, push
@@ -53,7 +53,7 @@ def _generator(device: Device) -> tuple[engine.Var, torch.Generator | None]:
                 gen.seed()
         found = _generators[key] = (var, gen)
     if gen is None and _seed is not None:
-        _remote.seed(device, var, _seed)  # a node's device first used after seed(n) starts from n too
+        _interpreters.remote.seed(device, var, _seed)  # a node's device first used after seed(n) starts from n too
     return found
 
 
@@ -85,7 +85,7 @@ def seed(n: int) -> None:
         known = list(_generators.items())
     for key, (var, gen) in known:
         if gen is None:
-            _remote.seed(Device(key), var, n)
+            _interpreters.remote.seed(Device(key), var, n)
         else:
             push(_reseeder(gen, n), (), (var,), Device(key), "random.seed")
 

@@ -16,7 +16,7 @@ own op table and engine there; the driver sends it one coarse call per op
 (``_node.py``), and one watcher thread completes the driver's engine ops as
 the nodes answer (``_watch.py``). Joining, and the security rules it keeps,
 are in ``_session.py``; what the session registers with the devices and the
-arrays, in ``_devices.py``; the calls themselves, in ``arrays/_remote.py``.
+arrays, in ``_devices.py``; the calls themselves, in ``_remote.py``.
 ``docs/design/cluster.md`` is the design note.
 """
 

@@ -46,7 +46,7 @@ def resolve(node: str, kind: str, index: int) -> str | None:
 
 
 class ArraysBackend:
-    """The array layer's view of the session (``arrays._remote.Backend``)."""
+    """The array layer's view of the session (``_remote.Backend``)."""
 
     def __init__(self) -> None:
         self._keys = itertools.count(1)

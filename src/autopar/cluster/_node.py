@@ -1,6 +1,6 @@
 """The driver's handle on one node's runtime actor: coarse calls, bounded waits, loss.
 
-The array layer's remote ops (``arrays/_remote.py``) reach a node through
+The array layer's remote ops (``_remote.py``) reach a node through
 this handle: :meth:`RemoteNode.submit` sends a call and leaves its answer to
 the session's watcher (``_watch.py``), which completes the engine op;
 :meth:`RemoteNode.request` sends one and waits (a read). Once a call finds
@@ -130,7 +130,7 @@ class RemoteNode:
         return tuple(taken)
 
     def submit_apply(self, call: tuple[Any, ...], data: Any = None) -> Any:
-        """Send one call (``arrays/_remote.py``); its ``ObjectRef``."""
+        """Send one call (``_remote.py``); its ``ObjectRef``."""
         self.check()
         garbage = self._take_garbage()
         if garbage:

@@ -11,7 +11,7 @@ an ordinary autopar array on one of the node's devices, made and used by the
 node's own copy of autopar: its op table, its one dispatcher, its engine with
 the node's lanes. Every call is coarse -- one op, one upload, one read --
 because a Ray call costs about a millisecond. The calls and what they mean
-are the array layer's (``arrays/_remote.py``: ``execute``); this actor is the
+are the array layer's (``_remote.py``: ``execute``); this actor is the
 transport's end: it checks that a call names only autopar's ops
 (``_kernels.check``), frees the keys the driver no longer uses (sent along
 with the next call), and runs the call.
@@ -85,7 +85,7 @@ class NodeRuntime:
         import torch
 
         from autopar import devices, engine
-        from autopar.arrays import _remote
+        from autopar.cluster import _remote
 
         torch.set_num_threads(len(self._cores))
         engine.set_engine("threaded")
@@ -114,7 +114,7 @@ class NodeRuntime:
         )
 
     def apply(self, call: tuple[Any, ...], data: Any = None, garbage: tuple[Key, ...] = ()) -> Any:
-        """Run one call (``arrays/_remote.py``) after freeing ``garbage``; return its answer."""
+        """Run one call (``_remote.py``) after freeing ``garbage``; return its answer."""
         if garbage:
             self.free(garbage)
         check(call)

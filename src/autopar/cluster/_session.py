@@ -228,8 +228,8 @@ def _join(
 
 def _register(session: Session) -> None:
     """Make the session's devices and arrays known below (``_devices.py``)."""
-    from autopar.arrays import _remote
     from autopar.cluster import _devices as registered
+    from autopar.cluster import _remote
     from autopar.devices import _device
 
     _device.set_remote_resolver(registered.resolve)
@@ -240,8 +240,8 @@ def _unregister() -> None:
     from autopar.devices import _device
 
     _device.set_remote_resolver(None)
-    if "autopar.arrays._remote" in sys.modules:
-        sys.modules["autopar.arrays._remote"].set_backend(None)
+    if "autopar.cluster._remote" in sys.modules:
+        sys.modules["autopar.cluster._remote"].set_backend(None)
 
 
 def _leave(ray: Any, session: Session) -> None:

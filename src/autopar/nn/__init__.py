@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autopar.arrays import _methods  # noqa: F401  (arrays get their methods and operators)
+
 from autopar.nn import functional, init, parallel
 from autopar.nn._layers import (
     AdaptiveAvgPool2d,

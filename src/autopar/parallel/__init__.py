@@ -18,6 +18,8 @@ per bucket of gradients and device for plain SGD, one per parameter otherwise
 
 from __future__ import annotations
 
+from autopar.arrays import _methods  # noqa: F401  (arrays get their methods and operators)
+
 from autopar.parallel._collectives import allreduce, broadcast, split_and_load
 from autopar.parallel._optim import SGD, Adam, Optimizer, adam, sgd
 from autopar.parallel._step import DataParallel, replicate

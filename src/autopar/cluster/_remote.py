@@ -1,4 +1,4 @@
-"""Arrays on a cluster node's device: the dispatcher's other push target (issue 10).
+"""Arrays on a cluster node's device: the dispatcher's other push target.
 
 Design note
 -----------
@@ -60,8 +60,10 @@ collected here, its key goes to the runtime's bin (``handle.discard``), sent
 with the next call to that node; every op that uses a storage holds it until
 the op has finished, so a key is never freed under a pending op.
 
-The cluster registers its side at connect (:func:`set_backend`); this layer
-never imports it (imports go downward).
+This module is the array layer's *remote interpreter* (``arrays/_interpreters.py``):
+it registers itself there when imported (:data:`INTERPRETER`), and the session
+registers the cluster's side at connect (:func:`set_backend`). The array layer
+never imports the cluster (imports go downward).
 """
 
 from __future__ import annotations
@@ -398,8 +400,6 @@ def start(call: tuple[Any, ...], slots: dict[Key, Any], data: Any = None) -> Cal
     if kind == "grad":
         return _remote_grad.start(call, slots)
     if kind == "seed":
-        from autopar.arrays import _random
-
         _, device, n = call
         _random.seed_device(_device(device), n)
         return _nothing
@@ -430,4 +430,23 @@ def _local(o: tuple[Key, Any], slots: dict[Key, Any]) -> Any:
     return _array.view_of(base, _views.View(*view))
 
 
-from autopar.arrays import _array, _copy, _creation, _dispatch, _remote_grad  # noqa: E402
+class _Interpreter:
+    """This module as the array layer's :class:`~autopar.arrays._interpreters.Remote`."""
+
+    bind = staticmethod(bind)
+    bind_into = staticmethod(bind_into)
+    fetch = staticmethod(fetch)
+    copy_to_device = staticmethod(copy_to_device)
+    alloc = staticmethod(alloc)
+    seed = staticmethod(seed)
+
+    @staticmethod
+    def push_grad(node: Any, outs: Sequence[Any], targets: Sequence[Any], retain: bool) -> None:
+        _remote_grad.push(node, outs, targets, retain)
+
+
+from autopar.arrays import _array, _copy, _creation, _dispatch, _interpreters, _random  # noqa: E402
+from autopar.cluster import _remote_grad  # noqa: E402
+
+INTERPRETER = _Interpreter()
+_interpreters.set_remote(INTERPRETER)

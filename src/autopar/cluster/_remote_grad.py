@@ -1,4 +1,4 @@
-"""Gradients of ops on a cluster node's device (issue 10, SPEC §9; docs/design/cluster.md §7).
+"""Gradients of ops on a cluster node's device (SPEC §9; docs/design/cluster.md §7).
 
 Design note
 -----------
@@ -49,8 +49,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autopar import engine
-from autopar.arrays import _autograd, _backward, _remote, _views
+from autopar.arrays import _autograd, _backward, _views
 from autopar.arrays._autograd import Leaf, Node
+from autopar.cluster import _remote
 
 
 class Record:
