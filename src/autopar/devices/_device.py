@@ -203,6 +203,8 @@ class Device:
             if why is not None:
                 raise DeviceError(f"device {self} does not exist: {why}")
         elif self.kind == "cpu":
+            if self.index == 0:  # always there: naming it reads no setting (a bad one is reported where it is used)
+                return
             n = cpu_device_count()
             if self.index >= n:
                 have = ", ".join(f"cpu:{i}" for i in range(n))
