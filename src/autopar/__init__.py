@@ -2,7 +2,7 @@
 
 Every operation returns at once; a dependency engine tracks what each one reads
 and writes and runs whatever is independent at the same time, on several
-devices, with copies overlapped with computation. See SPEC.md for the contract.
+devices, with copies overlapped with computation. docs/contract.md is the contract.
 
 ``import autopar`` is cheap: torch is imported when the first array or CUDA
 device is made.
