@@ -138,11 +138,17 @@ def test_bad_output_paths_fail_before_the_run(tmp_path) -> None:  # type: ignore
                                        f"{missing.parent} does not exist; create it first")  # fmt: skip
 
 
-def test_more_cpu_devices_than_cores_warns() -> None:
+def test_more_cpu_devices_than_cores_warns(capsys) -> None:  # type: ignore[no-untyped-def]
+    import autopar as ap
+    from autopar.cli import main
+
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    proc = autopar("devices", "--cpu-devices", str(cores + 1))
-    assert proc.returncode == 0
-    assert f"warning: {cores + 1} CPU devices on {cores} core" in proc.stderr and "takes turns" in proc.stderr
+    try:
+        assert main(["devices", "--cpu-devices", str(cores + 1)]) == 0  # in this process: no interpreter to start
+    finally:
+        ap.set_cpu_devices(1)
+    proc = capsys.readouterr()
+    assert f"warning: {cores + 1} CPU devices on {cores} core" in proc.err and "takes turns" in proc.err
 
 
 def test_bench_says_whether_each_target_was_met() -> None:
@@ -157,13 +163,16 @@ def test_bench_says_whether_each_target_was_met() -> None:
     assert verdict(Figure("x", 0.9, unit="ratio", note="no target")) == ""
 
 
-def test_train_names_the_data_and_checks_its_image_size(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_train_names_the_data_and_checks_its_image_size(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     import numpy as np
+
+    from autopar.cli import main
 
     rng = np.random.default_rng(0)
     np.savez(tmp_path / "mnist.npz", x_train=rng.integers(0, 256, (8, 14, 14), dtype=np.uint8),
              y_train=rng.integers(0, 10, 8), x_test=rng.integers(0, 256, (4, 14, 14), dtype=np.uint8),
              y_test=rng.integers(0, 10, 4))  # fmt: skip
-    proc = autopar("train", "--quick", "--data", str(tmp_path / "mnist.npz"))
-    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
-    assert "MNIST from" in proc.stderr and "images must be 28x28 with 1 channel (LeNet's input); these are 1 x 14 x 14" in proc.stderr
+    assert main(["train", "--quick", "--data", str(tmp_path / "mnist.npz")]) == 1  # in this process, as above
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("autopar train: error: MNIST from")
+    assert "images must be 28x28 with 1 channel (LeNet's input); these are 1 x 14 x 14" in err
