@@ -8,14 +8,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as TF
 from torch import nn as tnn
+
+
+@contextlib.contextmanager
+def two_cpu_devices() -> Iterator[list[Any]]:
+    """The cores split into cpu:0 and cpu:1 for the block; one CPU device again after it (work finished)."""
+    import autopar as ap
+
+    ap.set_cpu_devices(2)
+    try:
+        yield [ap.cpu(0), ap.cpu(1)]
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
 
 
 def write_fashion(root: str | os.PathLike[str], n_train: int = 16, n_test: int = 8, seed: int = 0) -> None:

@@ -43,10 +43,8 @@ def tiny() -> tuple[d2l.DataLoader, d2l.DataLoader]:
 
 @pytest.fixture
 def two_devices() -> Iterator[list[ap.Device]]:
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
+    with oracle.two_cpu_devices() as devices:
+        yield devices
 
 
 def test_loaders_yield_autopar_arrays_reshuffled_each_epoch(tiny: tuple[d2l.DataLoader, d2l.DataLoader]) -> None:

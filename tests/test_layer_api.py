@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -13,6 +15,9 @@ import autopar as ap
 from autopar import autograd, gluon, init, nn, optim
 from autopar.gluon import nn as gnn
 
+sys.path.insert(0, os.path.dirname(__file__))
+import _d2l_oracle as oracle  # noqa: E402
+
 RNG = np.random.default_rng(5)
 
 
@@ -22,10 +27,8 @@ def data(*shape: int) -> np.ndarray:
 
 @pytest.fixture
 def two_devices() -> Iterator[list[ap.Device]]:
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
+    with oracle.two_cpu_devices() as devices:
+        yield devices
 
 
 def twin_mlp(net: nn.Module) -> torch.nn.Module:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -9,13 +13,14 @@ import autopar as ap
 from autopar import autograd, parallel
 from autopar.nn import functional as F, models
 
+sys.path.insert(0, os.path.dirname(__file__))
+import _d2l_oracle as oracle  # noqa: E402
+
 
 @pytest.fixture
-def two_devices():  # type: ignore[no-untyped-def]
-    ap.set_cpu_devices(2)
-    yield [ap.cpu(0), ap.cpu(1)]
-    ap.waitall()
-    ap.set_cpu_devices(1)
+def two_devices() -> Iterator[list[ap.Device]]:
+    with oracle.two_cpu_devices() as devices:
+        yield devices
 
 
 def test_replicate_copies_the_parameters_on_their_own_device_too(two_devices) -> None:  # type: ignore[no-untyped-def]

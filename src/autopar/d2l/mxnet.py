@@ -12,7 +12,7 @@ from typing import Any
 from autopar.d2l import *  # noqa: F403 (the edition holds every shared helper)
 from autopar.d2l import __all__ as _shared
 from autopar.gluon import nn
-from autopar.nn import functional as F
+from autopar.d2l._residual import residual_forward
 
 __all__ = [*_shared, "Residual", "resnet18"]
 
@@ -30,11 +30,7 @@ class Residual(nn.Block):
         self.bn2 = nn.BatchNorm()
 
     def forward(self, X: Any) -> Any:
-        Y = F.relu(self.bn1(self.conv1(X)))
-        Y = self.bn2(self.conv2(Y))
-        if self.conv3:
-            X = self.conv3(X)
-        return F.relu(Y + X)
+        return residual_forward(self, X)
 
 
 def resnet18(num_classes: int) -> nn.Sequential:

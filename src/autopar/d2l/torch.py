@@ -13,7 +13,7 @@ from typing import Any
 from autopar.d2l import *  # noqa: F403 (the edition holds every shared helper)
 from autopar.d2l import __all__ as _shared
 from autopar.nn import BatchNorm2d, Conv2d, LazyBatchNorm2d, LazyConv2d, Module
-from autopar.nn import functional as F
+from autopar.d2l._residual import residual_forward
 
 __all__ = [*_shared, "Residual"]
 
@@ -42,11 +42,7 @@ class Residual(Module):
                             "Residual(input_channels, num_channels, use_1x1conv=False, strides=1)")
 
     def forward(self, X: Any) -> Any:
-        Y = F.relu(self.bn1(self.conv1(X)))
-        Y = self.bn2(self.conv2(Y))
-        if self.conv3:
-            X = self.conv3(X)
-        return F.relu(Y + X)
+        return residual_forward(self, X)
 
 
 def __getattr__(name: str) -> Any:
