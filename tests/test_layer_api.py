@@ -275,3 +275,15 @@ def test_gluon_rejects_what_it_does_not_support() -> None:
         gluon.Trainer({}, "sgd", {"clip_gradient": 1.0})
     with pytest.raises(ValueError, match="is not an initializer"):
         init.create("glorot")
+
+
+def test_an_optimizer_made_before_the_model_moves_follows_it(two_devices: list[ap.Device]) -> None:
+    """d2l's train_ch13 makes the optimizer, then DataParallel(...).to(devices[0]): the moved parameters train."""
+    net = nn.Linear(3, 2)
+    trainer = optim.SGD(net.parameters(), lr=1.0)
+    net.to(two_devices[1])
+    before = net.weight.numpy()
+    trainer.zero_grad()
+    net(ap.ones((4, 3), device=two_devices[1])).sum().backward()
+    trainer.step()
+    np.testing.assert_allclose(net.weight.numpy(), before - 4.0, rtol=1e-6)  # d(sum)/dW = 4 for every weight

@@ -53,8 +53,10 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         from autopar.arrays._autograd import no_grad
 
+        from autopar.nn._module import moved_to
+
         for group in self.param_groups:
-            for p in group["params"]:
+            for p in map(moved_to, group["params"]):
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
@@ -72,11 +74,14 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        from autopar.nn._module import moved_to
+
         with no_grad():
             for group in self.param_groups:
                 self._check(group)
                 updater = self._updater(group)
                 updater.begin_step()
+                group["params"] = [moved_to(p) for p in group["params"]]  # the model moved since (Module.to)
                 for p in group["params"]:
                     if p.grad is None:
                         continue

@@ -21,8 +21,11 @@ keeps state that has no gradient (batch-norm statistics). ``parameters()``,
 ``named_parameters()``, ``children()``, ``modules()``, ``apply(fn)``,
 ``train()``/``eval()``, ``zero_grad()``, ``to(device)``, ``state_dict()``
 and ``load_state_dict()`` behave as torch's. One difference: ``to(device)``
-puts new arrays in the module (an autopar array never changes device), so
-make the optimizer after moving the model, as d2l's ``train_ch6`` does.
+puts new arrays in the module (an autopar array never changes device). An
+optimizer made before the move follows it: ``to()`` notes each moved
+parameter's successor (``moved_to``), and ``autopar.optim`` looks it up, so
+d2l's ``train_ch13`` -- optimizer first, then ``DataParallel(...).to(device)``
+-- trains the parameters the model uses.
 
 Forward with other parameters (``DataParallel`` running a replica on another
 device) swaps arrays into the modules' slots for the call: the forward only
@@ -32,11 +35,30 @@ pushes ops, so the swap lasts exactly as long as the Python call.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from autopar.arrays._array import NDArray
+
+
+# id(parameter) -> (a weak reference to it, the copy Module.to() put in its place)
+_successors: dict[int, tuple[weakref.ref[NDArray], NDArray]] = {}
+
+
+def _note_move(old: NDArray, new: NDArray) -> None:
+    key = id(old)
+    _successors[key] = (weakref.ref(old, lambda _ref: _successors.pop(key, None)), new)
+
+
+def moved_to(param: NDArray) -> NDArray:
+    """The array that now stands for ``param`` in its module (``param`` itself if it was never moved)."""
+    while True:
+        entry = _successors.get(id(param))
+        if entry is None or entry[0]() is not param:
+            return param
+        param = entry[1]
 
 
 def _is_parameter(value: Any) -> bool:
@@ -228,7 +250,9 @@ class Module:
             with no_grad():
                 for name, p in list(module._parameters.items()):
                     if p is not None and p.device != target:
-                        module._parameters[name] = p.detach().to(target, non_blocking=True).requires_grad_()
+                        moved = p.detach().to(target, non_blocking=True).requires_grad_()
+                        module._parameters[name] = moved
+                        _note_move(p, moved)
                 for name, b in list(module._buffers.items()):
                     if b is not None and b.device != target:
                         module._buffers[name] = b.to(target, non_blocking=True)
