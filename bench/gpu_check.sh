@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One prepared GPU check, for a machine with CUDA and torch installed (no internet needed):
 # the CUDA tests, the engine's stream, fault and differential tests, the demo with its trace
-# and plot, and the quick benchmark. It cannot hang: every step runs under `timeout`, and the
+# and plot, the layer API and the book's chapters on GPUs, and the quick benchmark. It cannot hang: every step runs under `timeout`, and the
 # whole script stays within 11 minutes. Everything it writes goes under ${OUT:-gpu-check}/;
 # summary.txt says which steps passed, failed or timed out. Exit status: 0 when all passed.
 #
@@ -41,6 +41,10 @@ step devices-cli 60 python -m autopar devices
 step cuda-tests 180 python -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py
 step engine-tests 150 python -m pytest -q -x -p no:cacheprovider tests/test_engine.py tests/test_engine_api.py \
     tests/test_streams.py tests/test_engine_faults.py tests/test_differential.py
+step layers-cuda 120 python -m pytest -q -m cuda -p no:cacheprovider tests/test_layers_cuda.py
+# the book's chapters on the GPUs (try_gpu names them) against plain PyTorch on the CPU: cuDNN's own
+# (TF32) arithmetic may exceed the tests' 0.1% bound; the output says by how much
+step d2l-chapters 180 python -m pytest -q -p no:cacheprovider tests/test_d2l_chapters.py
 step demo 90 python -m autopar demo --trace "$out/demo.json" --plot "$out/demo.png"
 step bench 120 python -m autopar bench --quick --json "$out/bench.json"
 
