@@ -153,3 +153,31 @@ def test_editions_hold_their_residual_block() -> None:
     with pytest.raises(AttributeError, match="differs between the book's editions"):
         d2l.Residual  # noqa: B018
     assert d2l_mx.try_all_gpus is ap.try_all_gpus and d2l_pt.Benchmark is ap.Benchmark
+
+
+def test_animator_redraws_in_a_notebook(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """In a Jupyter kernel the figure is shown and the previous one cleared at each point (no line printed)."""
+    import types
+
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401  (imported before the fake kernel, which it would hook into)
+
+    shown: list[str] = []
+
+    class ZMQInteractiveShell:  # the class name IPython's kernel shell has
+        pass
+
+    display = types.ModuleType("IPython.display")
+    display.display = lambda fig: shown.append("display")  # type: ignore[attr-defined]
+    display.clear_output = lambda wait=False: shown.append(f"clear wait={wait}")  # type: ignore[attr-defined]
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: ZMQInteractiveShell()  # type: ignore[attr-defined]
+    ipython.display = display  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", display)
+    out = io.StringIO()
+    animator = d2l.Animator(xlabel="epoch", legend=["train loss"], out=out)
+    animator.add(1, 0.5)
+    animator.add(2, 0.4)
+    assert shown == ["display", "clear wait=True"] * 2 and out.getvalue() == ""
