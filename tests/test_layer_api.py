@@ -59,7 +59,7 @@ def test_module_registers_children_parameters_and_buffers() -> None:
     net = Net()
     assert [n for n, _ in net.named_parameters()] == ["scale", "body.weight", "body.bias"]
     assert [n for n, _ in net.named_buffers()] == ["count"] and net.note == "plain attribute"
-    assert list(net.state_dict()) == ["scale", "body.weight", "body.bias", "count"]
+    assert list(net.state_dict()) == ["scale", "count", "body.weight", "body.bias"]  # torch's order
     seen: list[str] = []
     net.apply(lambda m: seen.append(type(m).__name__))
     assert seen == ["Linear", "Net"]  # children first, as torch
@@ -287,3 +287,98 @@ def test_an_optimizer_made_before_the_model_moves_follows_it(two_devices: list[a
     net(ap.ones((4, 3), device=two_devices[1])).sum().backward()
     trainer.step()
     np.testing.assert_allclose(net.weight.numpy(), before - 4.0, rtol=1e-6)  # d(sum)/dW = 4 for every weight
+
+
+# -- as a PyTorch or Gluon user would expect (found in review) -----------------------------------------
+
+def test_state_dict_keys_and_loading_match_torch_with_shared_layers_and_batch_norm() -> None:
+    """torch lists a layer used twice under both names, keeps num_batches_tracked, drops non-persistent buffers:
+    a state_dict goes from torch to autopar and back, strict."""
+    lin, tlin = nn.Linear(3, 3), torch.nn.Linear(3, 3)
+    ours = nn.Sequential(lin, nn.ReLU(), lin, nn.BatchNorm1d(3))
+    theirs = torch.nn.Sequential(tlin, torch.nn.ReLU(), tlin, torch.nn.BatchNorm1d(3))
+    ours[1].register_buffer("scratch", ap.zeros(2), persistent=False)
+    theirs[1].register_buffer("scratch", torch.zeros(2), persistent=False)
+    theirs(torch.from_numpy(data(4, 3)))  # running statistics that differ from the defaults
+    want = [k for k in theirs.state_dict() if not k.endswith("num_batches_tracked")]
+    assert list(ours.state_dict()) == want
+    ours.load_state_dict(theirs.state_dict())  # strict; torch tensors as values
+    for k, v in ours.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), theirs.state_dict()[k].numpy(), err_msg=k)
+    torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU(), torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3)) \
+        .load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})  # strict too
+    with pytest.raises(ValueError, match=r"load_state_dict: 0.weight has shape \(3, 2\), the module's \(3, 3\)"):
+        ours.load_state_dict({**ours.state_dict(), "0.weight": np.zeros((3, 2), np.float32)})
+    with pytest.raises(KeyError, match=r"unexpected keys \['3.num_batches_tracked'\]"):
+        nn.Sequential(*[nn.Identity()] * 3, nn.Linear(1, 1)).load_state_dict(
+            {"3.weight": np.ones((1, 1)), "3.bias": np.ones(1), "3.num_batches_tracked": 0})  # not a batch norm
+
+
+def test_frozen_parameters_stay_parameters_frozen_and_untrained(two_devices: list[ap.Device]) -> None:
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fixed = nn.Parameter(ap.ones(2), requires_grad=False)
+            self.body = nn.Linear(2, 2)
+
+        def forward(self, x: ap.NDArray) -> ap.NDArray:
+            return self.body(x * self.fixed)
+
+    net = Net()
+    net.body.bias.requires_grad_(False)
+    assert [n for n, _ in net.named_parameters()] == ["fixed", "body.weight", "body.bias"]  # as torch
+    net.to(two_devices[1])
+    assert [p.requires_grad for p in net.parameters()] == [False, True, False]  # to() does not unfreeze
+    trainer = optim.SGD(net.parameters(), lr=1.0)  # torch takes frozen parameters: they get no update
+    bias = net.body.bias.numpy()
+    net(ap.ones((1, 2), device=two_devices[1])).sum().backward()
+    trainer.step()
+    np.testing.assert_array_equal(net.body.bias.numpy(), bias)
+    assert net.fixed.device == two_devices[1] and net.body.weight.grad is not None
+
+
+def test_module_rejects_what_torch_rejects() -> None:
+    net = nn.Sequential(nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="cannot assign int as child module '0'"):
+        setattr(net, "0", 5)
+    assert type(net[0]) is nn.Linear
+    with pytest.raises(ValueError, match=r"BatchNorm2d: expected 4D input \(got 2D input of shape \(4, 3\)\)"):
+        nn.BatchNorm2d(3)(ap.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"BatchNorm1d: expected 2D or 3D input \(got 4D"):
+        nn.BatchNorm1d(3)(ap.ones((4, 3, 2, 2)))
+    lin = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match="some parameters appear more than once"):
+        optim.SGD([{"params": lin.parameters()}, {"params": [lin.weight], "lr": 1.0}], lr=0.1)
+    with pytest.raises(ValueError, match="some parameters appear more than once"):
+        optim.Adam([lin.weight, lin.weight])
+
+
+def test_adam_counts_each_parameters_steps_and_rereads_its_group() -> None:
+    """A parameter first trained at step 3 starts its bias correction at 1; lr changed between steps applies."""
+    class Two(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 1), nn.Linear(2, 1)
+
+        def forward(self, x: ap.NDArray, both: bool) -> ap.NDArray:
+            return self.a(x) + self.b(x) if both else self.a(x)
+
+    net = Two()
+    model = torch.nn.ModuleDict({"a": torch.nn.Linear(2, 1), "b": torch.nn.Linear(2, 1)})
+    with torch.no_grad():
+        for p, q in zip(net.parameters(), model.parameters()):
+            q.copy_(torch.from_numpy(p.numpy()))
+    ours, theirs = optim.Adam(net.parameters(), lr=0.1), torch.optim.Adam(model.parameters(), lr=0.1)
+    x = data(4, 2)
+    for step in range(4):
+        if step == 3:
+            ours.param_groups[0]["lr"] = theirs.param_groups[0]["lr"] = 0.5
+        ours.zero_grad()
+        net(ap.asarray(x), step >= 2).square().sum().backward()
+        ours.step()
+        theirs.zero_grad()
+        t = torch.from_numpy(x)
+        (model["a"](t) + model["b"](t) if step >= 2 else model["a"](t)).square().sum().backward()
+        theirs.step()
+    for p, q in zip(net.parameters(), model.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)

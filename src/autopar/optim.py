@@ -36,14 +36,22 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        from autopar.nn._module import is_module_parameter
+
         group = {**self.defaults, **param_group}
         params = group["params"]
         group["params"] = [params] if type(params) is NDArray else list(params)
         for i, p in enumerate(group["params"]):
-            if type(p) is not NDArray or not p.requires_grad or not p.is_leaf:
+            # a module's frozen parameter is accepted (it gets no gradient, so no update), as in torch
+            if type(p) is not NDArray or not p.is_leaf or not (p.requires_grad or is_module_parameter(p)):
                 raise ValueError(f"{type(self).__name__}: parameter {i} is {type(p).__name__}"
                                  f"{'' if type(p) is not NDArray else ' that does not require grad'}; expected a "
                                  "module's parameters (net.parameters()) or arrays made with requires_grad=True")
+        ids = [id(p) for p in group["params"]]
+        taken = {id(p) for g in self.param_groups for p in g["params"]}
+        if len(set(ids)) != len(ids) or taken.intersection(ids):
+            raise ValueError(f"{type(self).__name__}: some parameters appear more than once (in one parameter "
+                             "group or in two); each would be updated once per appearance")
         self._check(group)
         self.param_groups.append(group)
 
@@ -87,8 +95,11 @@ class Optimizer:
                         continue
                     if id(p) not in self.state:
                         self.state[id(p)] = updater.state(p)
-                    updater.update(p, p.grad, self.state[id(p)])
+                    self._update(updater, p)
         return loss
+
+    def _update(self, updater: Any, p: NDArray) -> None:
+        updater.update(p, p.grad, self.state[id(p)])
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in self.defaults.items())
@@ -116,23 +127,25 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """torch.optim.Adam: ``lr``, ``betas``, ``eps``, ``weight_decay`` (L2); bias-corrected moments."""
+    """torch.optim.Adam: ``lr``, ``betas``, ``eps``, ``weight_decay`` (L2); bias-corrected moments, each
+    parameter's by the number of steps that updated it (as torch: one first trained later starts at step 1)."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False) -> None:  # fmt: skip
         if amsgrad:
             raise ValueError("Adam: amsgrad is not supported; leave it False")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
-        self._adams: dict[int, Any] = {}
+        self._steps: dict[int, int] = {}  # id(parameter) -> the steps that updated it
 
     def _updater(self, group: dict[str, Any]) -> Any:
         from autopar.parallel import Adam as Update
 
-        adam = self._adams.get(id(group))
-        if adam is None:
-            adam = self._adams[id(group)] = Update(group["lr"], group["betas"], group["eps"], group["weight_decay"])
-        adam.lr = float(group["lr"])  # the step count stays; the rate may change between steps
-        return adam
+        # made at each step: the group's settings may change between steps (group["lr"] = ...)
+        return Update(group["lr"], group["betas"], group["eps"], group["weight_decay"])
+
+    def _update(self, updater: Any, p: NDArray) -> None:
+        self._steps[id(p)] = updater.t = self._steps.get(id(p), 0) + 1
+        super()._update(updater, p)
 
     def _check(self, group: dict[str, Any]) -> None:
         from autopar.parallel import Adam as Update

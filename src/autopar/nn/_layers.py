@@ -162,7 +162,11 @@ class LazyConv2d(_Lazy, Conv2d):
 
 class _BatchNorm(Module):
     """Batch normalisation over axis 1, as torch's: batch statistics in training (updating the running
-    ones by ``momentum``), the running statistics in ``eval()``."""
+    ones by ``momentum``), the running statistics in ``eval()``. torch's ``num_batches_tracked`` (used
+    only by ``momentum=None``, which is not supported) is not kept; ``load_state_dict`` skips it."""
+
+    _ignored_state = ("num_batches_tracked",)
+    _dims: tuple[int, ...] = (2, 3, 4)  # the input ranks the layer takes
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
@@ -192,6 +196,9 @@ class _BatchNorm(Module):
             self.running_var = ones(num_features, device=device, dtype=dtype)
 
     def forward(self, input: NDArray) -> NDArray:
+        if input.ndim not in self._dims:
+            raise ValueError(f"{type(self).__name__}: expected {' or '.join(f'{d}D' for d in self._dims)} input "
+                             f"(got {input.ndim}D input of shape {tuple(input.shape)})")
         batch_stats = self.training or self.running_mean is None
         return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias, batch_stats,
                             self.momentum, self.eps)  # fmt: skip
@@ -203,9 +210,13 @@ class _BatchNorm(Module):
 class BatchNorm1d(_BatchNorm):
     """Batch norm of ``(N, C)`` or ``(N, C, L)`` inputs."""
 
+    _dims = (2, 3)
+
 
 class BatchNorm2d(_BatchNorm):
     """Batch norm of ``(N, C, H, W)`` inputs."""
+
+    _dims = (4,)
 
 
 class LazyBatchNorm2d(_Lazy, BatchNorm2d):

@@ -61,8 +61,25 @@ def moved_to(param: NDArray) -> NDArray:
         param = entry[1]
 
 
+# id(array) -> a weak reference to it, for the arrays that are some module's parameter (nn.Parameter(x),
+# or assigned to a module): a frozen one (requires_grad False) stays a parameter, as in torch.
+_declared: dict[int, weakref.ref[NDArray]] = {}
+
+
+def _declare(array: NDArray) -> NDArray:
+    key = id(array)
+    _declared[key] = weakref.ref(array, lambda _ref: _declared.pop(key, None))
+    return array
+
+
+def is_module_parameter(value: Any) -> bool:
+    """Whether ``value`` was made by ``nn.Parameter`` or registered as a module's parameter."""
+    entry = _declared.get(id(value))
+    return entry is not None and entry() is value
+
+
 def _is_parameter(value: Any) -> bool:
-    return type(value) is NDArray and value.requires_grad and value.is_leaf
+    return type(value) is NDArray and value.is_leaf and (value.requires_grad or is_module_parameter(value))
 
 
 class Module:
@@ -102,17 +119,20 @@ class Module:
             buffers.pop(name, None)
             modules.pop(name, None)
             self.__dict__.pop(name, None)
-            params[name] = value
+            params[name] = _declare(value)
         elif name in params:
             if value is not None and type(value) is not NDArray:
                 raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} "
                                 "(an autopar array that requires grad, or None)")
-            params[name] = value if value is None or value.requires_grad else value.requires_grad_()
+            params[name] = value if value is None or _is_parameter(value) else _declare(value.requires_grad_())
         elif name in buffers:
             if value is not None and type(value) is not NDArray:
                 raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (an autopar array, or None)")
             buffers[name] = value
-        elif name in modules and value is None:
+        elif name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} "
+                                "(an nn.Module or None)")
             modules[name] = None
         else:
             object.__setattr__(self, name, value)
@@ -135,13 +155,19 @@ class Module:
         if param is not None and not _is_parameter(param):
             raise TypeError(f"register_parameter: {name!r} must be an autopar array that requires grad "
                             "(nn.Parameter(x)), or None")
-        self._registries()[0][name] = param
+        self._registries()[0][name] = param if param is None else _declare(param)
 
     def register_buffer(self, name: str, tensor: NDArray | None, persistent: bool = True) -> None:
-        """State that is not a parameter (no gradient, not trained): moved by ``to()``, saved by ``state_dict()``."""
+        """State that is not a parameter (no gradient, not trained): moved by ``to()``, saved by ``state_dict()``
+        unless ``persistent=False``."""
         if tensor is not None and type(tensor) is not NDArray:
             raise TypeError(f"register_buffer: {name!r} must be an autopar array or None, not {type(tensor).__name__}")
         self._registries()[1][name] = tensor
+        transient = self.__dict__.setdefault("_non_persistent", set())
+        if persistent:
+            transient.discard(name)
+        else:
+            transient.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
@@ -250,7 +276,7 @@ class Module:
             with no_grad():
                 for name, p in list(module._parameters.items()):
                     if p is not None and p.device != target:
-                        moved = p.detach().to(target, non_blocking=True).requires_grad_()
+                        moved = _declare(p.detach().to(target, non_blocking=True).requires_grad_(p.requires_grad))
                         module._parameters[name] = moved
                         _note_move(p, moved)
                 for name, b in list(module._buffers.items()):
@@ -268,11 +294,25 @@ class Module:
 
         return self.to(gpu(device))
 
+    # names of state that loading skips when the module lacks it (batch norm: torch's num_batches_tracked)
+    _ignored_state: tuple[str, ...] = ()
+
+    def _state(self, prefix: str) -> Iterator[tuple[str, NDArray]]:
+        """torch's walk: this module's parameters, its persistent buffers, then each child's -- a module or
+        parameter shared by two paths appears under both names, as in torch's ``state_dict()``."""
+        transient = self.__dict__.get("_non_persistent", ())
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in transient:
+                yield prefix + name, b
+        for name, child in self.named_children():
+            yield from child._state(f"{prefix}{name}.")
+
     def state_dict(self) -> dict[str, NDArray]:
-        """Every parameter and buffer by its dotted name (the arrays themselves, as torch's)."""
-        out: dict[str, NDArray] = OrderedDict(self.named_parameters())
-        out.update(self.named_buffers())
-        return out
+        """Every parameter and persistent buffer by its dotted name (the arrays themselves, as torch's)."""
+        return OrderedDict(self._state(""))
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
         """Copy values (arrays, NumPy arrays, torch tensors) into the parameters and buffers of the same names."""
@@ -282,8 +322,9 @@ class Module:
         from autopar.arrays._creation import asarray
 
         own = self.state_dict()
+        ignored = {f"{path}.{key}" if path else key for path, module in self._all_modules() for key in module._ignored_state}
         missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        unexpected = [k for k in state_dict if k not in own and k not in ignored]
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
         with no_grad():
@@ -296,6 +337,11 @@ class Module:
                     raise ValueError(f"load_state_dict: {name} has shape {tuple(value.shape)}, "
                                      f"the module's {tuple(target.shape)}")
                 target[...] = value if value.device == target.device else value.to(target.device, non_blocking=True)
+
+    def _all_modules(self, path: str = "") -> Iterator[tuple[str, Module]]:
+        yield path, self
+        for name, child in self.named_children():
+            yield from child._all_modules(f"{path}.{name}" if path else name)
 
     # -- forward ----------------------------------------------------------------------------------------
 
@@ -348,4 +394,4 @@ def Parameter(data: Any, requires_grad: bool = True) -> NDArray:  # noqa: N802 (
 
     array = data if type(data) is NDArray else asarray(data)
     out: NDArray = array.detach()
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    return _declare(out.requires_grad_(requires_grad) if requires_grad else out)
