@@ -382,3 +382,34 @@ def test_adam_counts_each_parameters_steps_and_rereads_its_group() -> None:
         theirs.step()
     for p, q in zip(net.parameters(), model.parameters()):
         np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_gluon_params_shares_a_layers_parameters_as_the_mxnet_edition_does() -> None:
+    """d2l (MXNet) Parameter Management: nn.Dense(8, activation='relu', params=shared.params)."""
+    shared = gnn.Dense(8, activation="relu")
+    net = gnn.Sequential()
+    net.add(gnn.Dense(8, activation="relu"), shared, gnn.Dense(8, activation="relu", params=shared.params),
+            gnn.Dense(10))  # fmt: skip
+    net.initialize()
+    net(ap.random.uniform(size=(2, 20)))
+    assert net[1].weight is net[2].weight and "2.weight" not in net.collect_params()
+    net[1].weight.data()[0, 0] = 100
+    assert float(net[2].weight.data()[0, 0]) == 100.0
+    other = gnn.Dense(8, in_units=8)
+    other.share_parameters(shared.collect_params())  # Gluon 2's spelling
+    assert other.weight is shared.weight and other.bias is shared.bias
+    with pytest.raises(TypeError, match="params= must be another block's parameters"):
+        gnn.Dense(2, params=shared)
+
+
+def test_gluon_layer_given_an_input_of_another_size_says_so_at_the_call() -> None:
+    dense = gnn.Dense(3, in_units=4)
+    dense.initialize()
+    with pytest.raises(ValueError, match=r"Parameter 'weight' has shape \(3, 4\), but this input needs \(3, 5\)"):
+        dense(ap.ones((2, 5)))
+    assert dense.weight.shape == (3, 4) and dense(ap.ones((2, 4))).shape == (2, 3)
+    bn = gnn.BatchNorm()
+    bn.initialize()
+    bn(ap.ones((2, 3, 2, 2)))
+    with pytest.raises(ValueError, match=r"Parameter 'gamma' has shape \(3,\), but this input needs \(4,\)"):
+        bn(ap.ones((2, 4, 2, 2)))

@@ -9,6 +9,11 @@ device's shard of a batch with that device's copy (d2l's
 statistics and masks inside ``record()`` and running statistics outside.
 ``hybridize()`` is accepted and changes nothing: autopar already runs each
 forward as engine ops.
+
+Sharing parameters as Gluon 1 (and d2l's MXNet edition) does it,
+``nn.Dense(8, params=shared.params)``: a parameter the block assigns takes
+the one of the same name in ``params`` instead, so both layers use and
+train the very same arrays (``share_parameters`` is Gluon 2's spelling).
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ class Block:
     def __init__(self, prefix: str | None = None, params: Any = None, **kwargs: Any) -> None:
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "_reg_params", OrderedDict())
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"{type(self).__name__}: params= must be another block's parameters "
+                            f"(shared.params or shared.collect_params()), not {type(params).__name__}")
+        object.__setattr__(self, "_shared", None if params is None else ParameterDict(params))
 
     def _registries(self) -> tuple[dict[str, Block], dict[str, Parameter]]:
         try:
@@ -44,6 +53,13 @@ class Block:
         if isinstance(value, Block):
             children[name] = value
         elif isinstance(value, Parameter):
+            shared = self.__dict__.get("_shared")
+            found = shared.get(value.name) if shared else None
+            if found is not None:
+                if found.shape is not None and value.shape is not None and len(found.shape) != len(value.shape):
+                    raise ValueError(f"{type(self).__name__}: the shared parameter {value.name!r} has shape "
+                                     f"{found.shape}; this block's has {value.shape}")
+                value = found
             params[name] = value
         object.__setattr__(self, name, value)
 
@@ -51,6 +67,23 @@ class Block:
         children, _ = self._registries()
         children[name or str(len(children))] = block
         return block
+
+    def share_parameters(self, shared: dict[str, Parameter]) -> Block:
+        """Use ``shared``'s parameters in place of this block's (and its children's) of the same dotted names
+        (Gluon 2: ``dense1.share_parameters(dense0.collect_params())``)."""
+        own = self.collect_params()
+        for full, mine in own.items():
+            theirs = shared.get(full)
+            if theirs is None or theirs is mine:
+                continue
+            path, _, leaf = full.rpartition(".")
+            block: Block = self
+            for part in path.split(".") if path else []:
+                block = block._registries()[0][part]
+            for attr, p in list(block._registries()[1].items()):
+                if p is mine:
+                    setattr(block, attr, theirs)
+        return self
 
     @property
     def params(self) -> ParameterDict:

@@ -105,8 +105,14 @@ class Parameter:
             self._finish()
 
     def _finish_deferred_init(self, shape: Sequence[int]) -> None:
-        """The first forward tells the shape (the unknown sizes filled in): initialise now."""
-        self._shape = tuple(int(s) for s in shape)
+        """The first forward tells the shape (the unknown sizes filled in): initialise now. A size that
+        was known and differs is an input of the wrong size: a ValueError here, at the layer's call."""
+        new = tuple(int(s) for s in shape)
+        known = self._shape
+        if known is not None and (len(known) != len(new) or any(k and k != n for k, n in zip(known, new))):
+            raise ValueError(f"Parameter {self.name!r} has shape {known}, but this input needs {new}: the layer "
+                             "was made (in_units, in_channels, or its first batch) for inputs of another size")
+        self._shape = new
         if self._deferred is not None and not self._data:
             self._finish()
 
