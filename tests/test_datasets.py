@@ -268,6 +268,21 @@ def test_load_images_reads_a_keras_npz(tmp_path) -> None:  # type: ignore[no-unt
         datasets.load_images(tmp_path / "other.npz")
 
 
+def test_fashion_mnist_files_pass_over_mnist(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """d2l's ../data often holds torchvision's MNIST/raw beside Fashion-MNIST: load_data_fashion_mnist must not
+    return the digits."""
+    monkeypatch.chdir(tmp_path)  # no ../data of the machine's
+    _write_set(tmp_path / "data" / "MNIST" / "raw", _DASHED)
+    _write_set(tmp_path / "digits" / "mnist", _DASHED)  # MNIST in the root itself, named by its folder
+    for root in (tmp_path / "data", tmp_path / "digits" / "mnist"):
+        with pytest.raises(FileNotFoundError, match="no Fashion-MNIST files under"):
+            datasets.fashion_mnist_files(root, download=False)
+    arrays = _write_set(tmp_path / "data" / "fashion", _DOTTED, n_train=3)
+    data = datasets.fashion_mnist_files(tmp_path / "data", download=False)
+    assert data.name.startswith("Fashion-MNIST from ") and data.name.endswith("fashion")
+    np.testing.assert_array_equal(data.train_labels, arrays["train_labels"])
+
+
 def test_official_files_are_named_by_their_checksums(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # a folder whose name says nothing: the checksums tell Fashion-MNIST from MNIST
     _write_set(tmp_path / "x", _DASHED)

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 
 from autopar.datasets._dataset import ImageDataset
-from autopar.datasets._local import OFFICIAL_MD5, find_idx, load_images, md5
+from autopar.datasets._local import FASHION_SUBFOLDERS, OFFICIAL_MD5, dataset_kind, find_idx, load_images, md5
 
 MIRRORS = (
     "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
@@ -86,8 +86,10 @@ def fashion_mnist_files(root: str | os.PathLike[str] | None = None, download: bo
     files are there, else downloaded into ``root`` (``download=False``: a FileNotFoundError instead)."""
     where = os.fspath(root) if root is not None else default_root()
     for candidate in (where, D2L_ROOT):
-        if os.path.isdir(candidate) and find_idx(candidate) is not None:
-            return load_images(candidate)
+        # torchvision's MNIST/raw beside FashionMNIST/raw (d2l's ../data often has both) is not what is asked for
+        found = find_idx(candidate, FASHION_SUBFOLDERS) if os.path.isdir(candidate) else None
+        if found is not None and dataset_kind(found[0], list(found[1].values())) != "MNIST":
+            return load_images(found[0])
     if not download:
         raise FileNotFoundError(f"no Fashion-MNIST files under {where} or {D2L_ROOT}; pass download=True to fetch "
                                 f"them, or copy them into {os.path.join(where, 'FashionMNIST', 'raw')}")

@@ -51,6 +51,7 @@ OFFICIAL_MD5 = {
 }
 DIGITS = tuple(str(i) for i in range(10))
 _SUBFOLDERS = ("", os.path.join("FashionMNIST", "raw"), os.path.join("MNIST", "raw"), "fashion")
+FASHION_SUBFOLDERS = tuple(s for s in _SUBFOLDERS if s != os.path.join("MNIST", "raw"))
 _NPZ = ("fashion_mnist.npz", "fashion-mnist.npz", "mnist.npz")
 
 
@@ -71,9 +72,10 @@ def _idx_file(folder: str, name: str) -> str | None:
     return None
 
 
-def find_idx(root: str) -> tuple[str, dict[str, str]] | None:
-    """The folder under ``root`` holding all four files, and their paths by role; None when none does."""
-    for sub in _SUBFOLDERS:
+def find_idx(root: str, subfolders: tuple[str, ...] = _SUBFOLDERS) -> tuple[str, dict[str, str]] | None:
+    """The folder under ``root`` (itself, or one of ``subfolders``) holding all four files, and their paths
+    by role; None when none does."""
+    for sub in subfolders:
         folder = os.path.join(root, sub) if sub else root
         found = {role: _idx_file(folder, name) for role, name in FILES.items()}
         if all(found.values()):
@@ -91,7 +93,7 @@ def _partly_there(root: str) -> tuple[str, list[str]] | None:
     return None
 
 
-def _kind(folder: str, files: list[str]) -> str | None:
+def dataset_kind(folder: str, files: list[str]) -> str | None:
     """"Fashion-MNIST", "MNIST" or None, from the official checksums, else from the folder's names."""
     by_name = {os.path.basename(f): f for f in files}
     for kind, sums in OFFICIAL_MD5.items():
@@ -147,7 +149,7 @@ def _npz(path: str) -> ImageDataset:
                              f"x_test and y_test (Keras's layout); it holds {', '.join(archive.files) or 'nothing'}")
         arrays = {role: archive[key] for role, key in keys.items()}
     name = os.path.basename(path).lower().replace("-", "").replace("_", "")
-    kind = "Fashion-MNIST" if "fashion" in name else "MNIST" if "mnist" in name else _kind(os.path.dirname(path), [])
+    kind = "Fashion-MNIST" if "fashion" in name else "MNIST" if "mnist" in name else dataset_kind(os.path.dirname(path), [])
     return _dataset(path, kind, arrays, {role: f"{path}[{key}]" for role, key in keys.items()})
 
 
@@ -178,7 +180,7 @@ def load_images(path: str | os.PathLike[str]) -> ImageDataset:
         )
     folder, paths = found
     arrays = {role: read_idx(p) for role, p in paths.items()}
-    return _dataset(folder, _kind(folder, list(paths.values())), arrays, paths)
+    return _dataset(folder, dataset_kind(folder, list(paths.values())), arrays, paths)
 
 
 def load_fashion_mnist(path: str | os.PathLike[str]) -> ImageDataset:
