@@ -57,6 +57,7 @@ def test_demo_prints_the_chapters_table_and_writes_trace_and_plot(tmp_path) -> N
         assert re.search(rf"^{re.escape(label)}: \d+\.\d{{4}} sec$", out, re.M), label
     assert re.search(r"^both / max\(T1, T2\) += \d+\.\d\d", out, re.M)
     assert re.search(r"^run\+copy / max\(run, copy\) += \d+\.\d\d", out, re.M)
+    assert re.search(r"^load average \d+\.\d\d on \d+ cores? before the run", out, re.M)  # the verdict's context
     assert "..." in proc.stderr  # progress
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(e["ph"] == "X" and e["name"] == "dot" for e in events)
@@ -149,6 +150,18 @@ def test_more_cpu_devices_than_cores_warns(capsys) -> None:  # type: ignore[no-u
         ap.set_cpu_devices(1)
     proc = capsys.readouterr()
     assert f"warning: {cores + 1} CPU devices on {cores} core" in proc.err and "takes turns" in proc.err
+    try:
+        assert main(["devices", "--cpu-devices", str(cores)]) == 0  # one device per core: nothing to warn of
+    finally:
+        ap.set_cpu_devices(1)
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_demo_gives_no_verdict_on_a_busy_machine() -> None:
+    from autopar.cli.demo import too_busy
+
+    assert too_busy(1.6, 2) and not too_busy(1.4, 2) and not too_busy(None, 2)  # 0.75 per core
+    assert too_busy(3.1, 4) and not too_busy(2.9, 4)
 
 
 def test_bench_says_whether_each_target_was_met() -> None:

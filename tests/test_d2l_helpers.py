@@ -62,6 +62,9 @@ def test_resize_rescales_each_batch() -> None:
     train_iter, _ = d2l.loaders(synthetic_fashion_mnist(0, n_train=4, n_test=4), 4, resize=56)
     X, _ = next(iter(train_iter))
     assert X.shape == (4, 1, 56, 56) and 0.0 <= float(X.min()) and float(X.max()) <= 1.0
+    ones = ImageDataset("ones", *(np.ones((2, 1, 28, 28), np.float32), np.zeros(2, np.int64)) * 2, ("0",), True)
+    X, _ = next(iter(d2l.loaders(ones, 2, resize=13)[0]))
+    assert float(X.max()) <= 1.0  # bilinear with antialiasing rounds to 1.0000002 here: clamped
     with pytest.raises(ValueError, match="resize=-3; expected a size in pixels"):
         d2l.loaders(synthetic_fashion_mnist(0, n_train=4, n_test=4), 4, resize=-3)
 
@@ -123,6 +126,7 @@ def test_train_ch6_trains_both_kinds_of_network(tiny: tuple[d2l.DataLoader, d2l.
         animator = d2l.train_ch6(net, train_iter, test_iter, num_epochs=3, lr=0.3, device=ap.cpu())
         losses, train_acc, test_acc = animator.Y
         assert len(losses) == 15 and len(test_acc) == 3  # five points an epoch, and the test accuracy
+        assert 1.5 < losses[0] < 4.0, losses  # the mean loss per sample of an untrained net: near ln(10) = 2.3
         assert losses[-1] < 0.9 * losses[0] and test_acc[-1] >= 0.3, (losses, test_acc)  # chance: 0.1
     out = capsys.readouterr().out
     assert out.count("training on cpu:0") == 2 and "examples/sec on cpu:0" in out
@@ -181,3 +185,18 @@ def test_animator_redraws_in_a_notebook(monkeypatch) -> None:  # type: ignore[no
     animator.add(1, 0.5)
     animator.add(2, 0.4)
     assert shown == ["display", "clear wait=True"] * 2 and out.getvalue() == ""
+
+
+def test_evaluation_counts_samples_and_the_test_loader_keeps_the_datas_order(
+        tiny: tuple[d2l.DataLoader, d2l.DataLoader]) -> None:  # fmt: skip
+    train_iter, test_iter = tiny
+    assert sum((y.tolist() for _, y in test_iter), []) == [i % 10 for i in range(20)]  # as d2l: not shuffled
+    net = nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+    nn.init.zeros_(net[1].weight)
+    with ap.no_grad():
+        net[1].bias[...] = ap.asarray(np.eye(10, dtype=np.float32)[3])  # every image is called class 3
+    assert d2l.evaluate_accuracy_gpu(net, test_iter) == 0.1 and d2l.evaluate_accuracy(net, test_iter) == 0.1
+    gnet = gluon.nn.Dense(10, in_units=784, weight_initializer="zeros", bias_initializer=ap.init.Constant(0.0))
+    gnet.initialize()
+    gnet.bias.set_data(ap.asarray(np.eye(10, dtype=np.float32)[3]))
+    assert d2l.evaluate_accuracy_gpus(gnet, test_iter) == 0.1

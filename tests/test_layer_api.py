@@ -353,6 +353,17 @@ def test_module_rejects_what_torch_rejects() -> None:
         optim.Adam([lin.weight, lin.weight])
 
 
+def test_zero_grad_forgets_or_zeroes_as_asked() -> None:
+    net = nn.Linear(2, 2)
+    trainer = optim.SGD(net.parameters(), lr=0.1)
+    for zero_grad in (net.zero_grad, trainer.zero_grad):
+        net(ap.ones((1, 2))).sum().backward()
+        zero_grad(set_to_none=False)
+        assert net.weight.grad is not None and not net.weight.grad.numpy().any()
+        zero_grad()
+        assert net.weight.grad is None
+
+
 def test_adam_counts_each_parameters_steps_and_rereads_its_group() -> None:
     """A parameter first trained at step 3 starts its bias correction at 1; lr changed between steps applies."""
     class Two(nn.Module):
@@ -382,6 +393,34 @@ def test_adam_counts_each_parameters_steps_and_rereads_its_group() -> None:
         theirs.step()
     for p, q in zip(net.parameters(), model.parameters()):
         np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_initial_biases_dropout_and_losses_follow_torch() -> None:
+    ap.random.seed(2)
+    for layer, fan_in in ((nn.Linear(4, 2000), 4), (nn.Conv2d(1, 2000, kernel_size=2), 4)):
+        bias, bound = np.abs(layer.bias.numpy()), 1 / np.sqrt(fan_in)
+        assert bias.max() <= bound and bias.max() > 0.95 * bound, type(layer).__name__  # U(-1/sqrt(fan_in), ...)
+    drop, x = nn.Dropout(0.25), ap.ones((100, 100))
+    kept = drop(x).numpy()
+    assert set(np.unique(kept)) == {0.0, np.float32(1 / 0.75)} and 0.2 < (kept == 0).mean() < 0.3
+    np.testing.assert_array_equal(drop.eval()(x).numpy(), x.numpy())  # eval(): the input as it is
+    a, b = data(5, 3), data(5, 3)
+    for ours, theirs in ((nn.MSELoss, torch.nn.MSELoss), (nn.L1Loss, torch.nn.L1Loss)):
+        for reduction in ("mean", "sum", "none"):
+            got = ours(reduction=reduction)(ap.asarray(a), ap.asarray(b)).numpy()
+            want = theirs(reduction=reduction)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{ours.__name__} {reduction}")
+
+
+def test_gluon_initializers_draw_weights_and_fill_the_rest() -> None:
+    ap.random.seed(3)
+    scale = np.sqrt(3.0 / ((300 + 200) / 2))  # Xavier's default: uniform, magnitude 3, fan averaged
+    w = init.Xavier()("weight", (300, 200)).numpy()
+    assert np.abs(w).max() <= scale and w.std() == pytest.approx(scale / np.sqrt(3), rel=0.02)
+    normal = init.Normal(sigma=2.0)
+    assert normal("weight", (400, 50)).numpy().std() == pytest.approx(2.0, rel=0.03)
+    for name, value in (("0.bias", 0.0), ("beta", 0.0), ("running_mean", 0.0), ("gamma", 1.0), ("running_var", 1.0)):
+        assert (normal(name, (3,)).numpy() == value).all(), name
 
 
 def test_gluon_params_shares_a_layers_parameters_as_the_mxnet_edition_does() -> None:

@@ -247,3 +247,22 @@ def test_plot_zooms_on_slivers_and_shades_phases(tmp_path) -> None:  # type: ign
     trace = prof.chrome_trace()["traceEvents"]
     assert any(e.get("cat") == "phase" and e["name"] == "apart" for e in trace)
     assert any(e.get("args", {}).get("traffic") == "copy" for e in trace)
+
+
+def test_copied_data_overwritten_by_local_work_is_no_longer_traffic() -> None:
+    """A var stops being 'arrived' when other work overwrites it: adding it afterwards is not a sum of copied data."""
+    ap.set_cpu_devices(2)
+    try:
+        a, acc = ap.ones(3, device=ap.cpu(0)), ap.zeros(3, device=ap.cpu(1))
+        ap.waitall()
+        with ap.profile() as prof:
+            b = a.to(ap.cpu(1))
+            b[...] = 5.0  # local work writes it
+            acc += b
+            acc += a.to(ap.cpu(1))  # a true sum of copied data
+        ap.waitall()
+    finally:
+        ap.set_cpu_devices(1)
+    kinds = [r.kind for r in sorted(prof.records, key=lambda r: r.push_ns)]
+    assert kinds == ["copy", "", "", "copy", "sum"], kinds
+    assert acc.tolist() == [6.0, 6.0, 6.0]

@@ -14,6 +14,11 @@ from autopar.cli._cluster import HELP, joined
 BUSY = 0.75
 
 
+def too_busy(load: float | None, cores: int) -> bool:
+    """Whether the load average before the run (None: unknown) leaves the verdicts to other work."""
+    return load is not None and load > BUSY * cores
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
@@ -96,7 +101,7 @@ def _demo(args: argparse.Namespace, devices: list[Any], copy_target: Any, why: s
     both = result.both_ratio
     copy = result.copy_ratio
     n = cores()
-    busy = load is not None and args.cluster is None and load > BUSY * n
+    busy = args.cluster is None and too_busy(load, n)
 
     def verdict(ratio: float, ideal: str, none: str) -> str:
         if busy:
