@@ -452,3 +452,25 @@ def test_gluon_layer_given_an_input_of_another_size_says_so_at_the_call() -> Non
     bn(ap.ones((2, 3, 2, 2)))
     with pytest.raises(ValueError, match=r"Parameter 'gamma' has shape \(3,\), but this input needs \(4,\)"):
         bn(ap.ones((2, 4, 2, 2)))
+
+
+def test_an_optimizer_made_before_the_first_batch_trains_the_lazy_layers(two_devices: list[ap.Device]) -> None:
+    """d2l's current edition: lazy Residual blocks, DataParallel, then optim.SGD(net.parameters()) -- before any
+    forward. Every parameter, the lazy layers' too, takes the step (on device_ids[0], here cpu:1)."""
+    from autopar.d2l import torch as d2l_pt
+
+    net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), d2l_pt.Residual(4),
+                        nn.Flatten(), nn.LazyLinear(10))  # fmt: skip
+    net.apply(lambda m: nn.init.normal_(m.weight, std=0.01) if type(m) in [nn.Linear, nn.Conv2d] else None)
+    dp = nn.DataParallel(net, device_ids=two_devices[::-1])
+    trainer = optim.SGD(dp.parameters(), lr=0.1)
+    trainer.zero_grad()
+    out = dp(ap.asarray(data(8, 1, 6, 6)))
+    before = {n: p.numpy() for n, p in net.named_parameters()}
+    assert len(before) == 14 and {p.device for p in net.parameters()} == {two_devices[1]}
+    nn.CrossEntropyLoss()(out, ap.asarray(np.arange(8) % 10, device=two_devices[1])).backward()
+    grads = {n: p.grad.numpy() for n, p in net.named_parameters()}
+    trainer.step()
+    for name, p in net.named_parameters():
+        np.testing.assert_allclose(p.numpy(), before[name] - 0.1 * grads[name], rtol=1e-6, atol=1e-8, err_msg=name)
+    assert np.abs(grads["3.bn1.weight"]).max() > 0  # a lazy layer's gradient, so the check above has teeth

@@ -5,7 +5,9 @@ Parameters start as torch's do (``reset_parameters``: uniform in
 batch norm), drawn from autopar's generators (``autopar.random.seed``).
 The ``Lazy`` layers learn their input size from the first forward, make
 their parameters on the input's device, and then become the plain layer
-(``type(m) is nn.Conv2d``), as torch's do.
+(``type(m) is nn.Conv2d``), as torch's do. Until then each parameter is a
+placeholder (``_module.uninitialized``) that the real one succeeds, so an
+optimizer made before the first forward follows it (``optim``: ``moved_to``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from autopar.arrays._array import NDArray
 from autopar.nn import functional as F
 from autopar.nn import init
-from autopar.nn._module import Module
+from autopar.nn._module import Module, _note_move, is_uninitialized, uninitialized
 
 
 def _new(shape: tuple[int, ...], device: Any, dtype: Any, fill: float | None = None) -> NDArray:
@@ -41,15 +43,19 @@ class _Lazy(Module):
     def _materialize(self, x: NDArray) -> None:
         raise NotImplementedError
 
+    def _placeholders(self, *names: str) -> None:
+        for name in names:
+            setattr(self, name, uninitialized())
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if type(self) is not self.cls_to_become and args and type(args[0]) is NDArray:
+            before = dict(self._parameters)
             self._materialize(args[0])
+            for name, old in before.items():  # an optimizer given the placeholders trains the real ones
+                if old is not None and is_uninitialized(old) and self._parameters.get(name) is not None:
+                    _note_move(old, self._parameters[name])  # type: ignore[arg-type]
             self.__class__ = self.cls_to_become  # type: ignore[assignment]
         return self.forward(*args, **kwargs)
-
-    def _uninitialized(self, op: str) -> None:
-        raise RuntimeError(f"{type(self).__name__}: {op} before the first forward; its parameters are made "
-                           "from the first input (run one batch through the model first)")
 
 
 class Linear(Module):
@@ -67,6 +73,8 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        if is_uninitialized(self.weight):
+            return
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             bound = 1 / math.sqrt(self.in_features) if self.in_features else 0.0
@@ -87,8 +95,8 @@ class LazyLinear(_Lazy, Linear):
     def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         Module.__init__(self)
         self.in_features, self.out_features, self._dtype = 0, out_features, dtype
-        self.register_parameter("weight", None)
         self.register_parameter("bias", None)
+        self._placeholders("weight", *(("bias",) if bias else ()))
         self._has_bias = bias
 
     def _materialize(self, x: NDArray) -> None:
@@ -129,7 +137,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is None:
+        if self.weight is None or is_uninitialized(self.weight):
             return
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
@@ -155,6 +163,7 @@ class LazyConv2d(_Lazy, Conv2d):
                  dtype: Any = None) -> None:  # fmt: skip
         Conv2d.__init__(self, 0, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
                         device, dtype)  # fmt: skip
+        self._placeholders("weight", *(("bias",) if bias else ()))
 
     def _materialize(self, x: NDArray) -> None:
         self._make(x.shape[1] if x.ndim == 4 else x.shape[0], x.device)
@@ -227,6 +236,8 @@ class LazyBatchNorm2d(_Lazy, BatchNorm2d):
     def __init__(self, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         BatchNorm2d.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+        if affine:
+            self._placeholders("weight", "bias")
 
     def _materialize(self, x: NDArray) -> None:
         self._make(x.shape[1], x.device)

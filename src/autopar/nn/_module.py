@@ -25,7 +25,11 @@ puts new arrays in the module (an autopar array never changes device). An
 optimizer made before the move follows it: ``to()`` notes each moved
 parameter's successor (``moved_to``), and ``autopar.optim`` looks it up, so
 d2l's ``train_ch13`` -- optimizer first, then ``DataParallel(...).to(device)``
--- trains the parameters the model uses.
+-- trains the parameters the model uses. A lazy layer's parameters are the same
+story: until its first forward each is a placeholder (``uninitialized()``,
+torch's ``UninitializedParameter``) that the real parameter succeeds, so an
+optimizer made before the first batch -- d2l's current edition, lazy
+``Residual`` blocks then ``optim.SGD(net.parameters())`` -- trains them.
 
 Forward with other parameters (``DataParallel`` running a replica on another
 device) swaps arrays into the modules' slots for the call: the forward only
@@ -75,6 +79,26 @@ def _declare(array: NDArray) -> NDArray:
 def is_module_parameter(value: Any) -> bool:
     """Whether ``value`` was made by ``nn.Parameter`` or registered as a module's parameter."""
     entry = _declared.get(id(value))
+    return entry is not None and entry() is value
+
+
+# id(placeholder) -> a weak reference to it: a lazy layer's parameters before its first forward
+_placeholders: dict[int, weakref.ref[NDArray]] = {}
+
+
+def uninitialized() -> NDArray:
+    """A lazy layer's parameter before its first forward (torch's ``UninitializedParameter``): an empty
+    array that requires grad, which the real parameter succeeds (``moved_to``) when it is made."""
+    from autopar.arrays._creation import zeros
+
+    array: NDArray = zeros((0,)).requires_grad_()
+    key = id(array)
+    _placeholders[key] = weakref.ref(array, lambda _ref: _placeholders.pop(key, None))
+    return _declare(array)
+
+
+def is_uninitialized(value: Any) -> bool:
+    entry = _placeholders.get(id(value))
     return entry is not None and entry() is value
 
 
@@ -276,6 +300,8 @@ class Module:
             with no_grad():
                 for name, p in list(module._parameters.items()):
                     if p is not None and p.device != target:
+                        if is_uninitialized(p):  # a lazy layer's: made on the input's device at its first forward
+                            continue
                         moved = _declare(p.detach().to(target, non_blocking=True).requires_grad_(p.requires_grad))
                         module._parameters[name] = moved
                         _note_move(p, moved)
@@ -331,6 +357,9 @@ class Module:
             for name, target in own.items():
                 if name not in state_dict:
                     continue
+                if is_uninitialized(target):
+                    raise ValueError(f"load_state_dict: {name} belongs to a lazy layer that has not run yet; run "
+                                     "one batch through the model first (its first forward makes its parameters)")
                 value = state_dict[name]
                 value = value.detach() if type(value) is NDArray else asarray(np.asarray(value), dtype=target.dtype)
                 if tuple(value.shape) != tuple(target.shape):

@@ -17,8 +17,10 @@ __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_",
 
 
 def _target(op: str, tensor: Any) -> NDArray:
-    if tensor is None:
-        raise ValueError(f"nn.init.{op}: the parameter is None -- a lazy layer makes its parameters on the "
+    from autopar.nn._module import is_uninitialized
+
+    if tensor is None or is_uninitialized(tensor):
+        raise ValueError(f"nn.init.{op}: the parameter is not made yet -- a lazy layer makes its parameters on the "
                          "first forward; run one batch through the model first")
     if type(tensor) is not NDArray:
         raise TypeError(f"nn.init.{op}: expected an autopar array (a module's parameter), got {type(tensor).__name__}")

@@ -25,7 +25,7 @@ from typing import Any
 
 from autopar.arrays._array import NDArray
 from autopar.devices import Device
-from autopar.nn._module import Module
+from autopar.nn._module import Module, is_uninitialized
 
 __all__ = ["DataParallel", "gather", "scatter"]
 
@@ -105,7 +105,7 @@ class DataParallel(Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         src = self.device_ids[0]
         for name, value in list(self.module.named_parameters()) + list(self.module.named_buffers()):
-            if value.device != src:
+            if value.device != src and not is_uninitialized(value):  # a lazy layer's is made where its input is
                 raise RuntimeError(f"DataParallel: the module's {name} is on {value.device}; its parameters and "
                                    f"buffers must be on device_ids[0] = {src} (call module.to({src}))")
         if len(self.device_ids) == 1:
