@@ -410,6 +410,8 @@ def test_initial_biases_dropout_and_losses_follow_torch() -> None:
             got = ours(reduction=reduction)(ap.asarray(a), ap.asarray(b)).numpy()
             want = theirs(reduction=reduction)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
             np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{ours.__name__} {reduction}")
+        with pytest.warns(UserWarning, match=r"target's shape \(5,\) differs from the input's \(5, 1\)"):
+            ours()(ap.asarray(a[:, :1]), ap.asarray(b[:, 0]))  # torch warns too: (5, 1) - (5,) is (5, 5)
 
 
 def test_gluon_initializers_draw_weights_and_fill_the_rest() -> None:

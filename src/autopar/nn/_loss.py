@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from autopar.arrays._array import NDArray
@@ -15,6 +16,14 @@ def _reduction(op: str, reduction: str) -> str:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{op}: reduction={reduction!r}; expected one of {', '.join(_REDUCTIONS)}")
     return reduction
+
+
+def _same_shape(op: str, input: NDArray, target: NDArray) -> None:
+    """torch's warning: an (N, 1) output against (N,) targets broadcasts to (N, N) -- a silent wrong loss."""
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the input's "
+                      f"{tuple(input.shape)}; they broadcast, which is likely not meant (reshape one to the "
+                      "other)", UserWarning, stacklevel=4)  # fmt: skip
 
 
 def _reduce(loss: NDArray, reduction: str) -> NDArray:
@@ -52,6 +61,7 @@ class MSELoss(Module):
         self.reduction = _reduction("MSELoss", reduction)
 
     def forward(self, input: NDArray, target: NDArray) -> NDArray:
+        _same_shape("MSELoss", input, target)
         return _reduce((input - target) ** 2, self.reduction)
 
 
@@ -63,4 +73,5 @@ class L1Loss(Module):
         self.reduction = _reduction("L1Loss", reduction)
 
     def forward(self, input: NDArray, target: NDArray) -> NDArray:
+        _same_shape("L1Loss", input, target)
         return _reduce(abs(input - target), self.reduction)
