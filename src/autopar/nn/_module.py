@@ -94,7 +94,7 @@ def uninitialized() -> NDArray:
     array: NDArray = zeros((0,)).requires_grad_()
     key = id(array)
     _placeholders[key] = weakref.ref(array, lambda _ref: _placeholders.pop(key, None))
-    return _declare(array)
+    return array  # assigned to a layer, it is declared a parameter there
 
 
 def is_uninitialized(value: Any) -> bool:
