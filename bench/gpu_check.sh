@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One prepared GPU check, for a machine with CUDA and torch installed (no internet needed):
 # the CUDA tests, the engine's stream, fault and differential tests, the demo with its trace
-# and plot, and the quick benchmark. It cannot hang: every step runs under `timeout`, and the
-# whole script stays within 5 minutes (the step limits add up to 300 s). tests/test_cuda.py
-# includes the fault tests (a device-side assert that must fail the op and the device, not the
-# process) and the no-synchronising-call tests (torch.cuda.set_sync_debug_mode("error")). Everything it writes goes under ${OUT:-gpu-check}/;
+# and plot, the layer API and the book's chapters on GPUs, and the quick benchmark. It cannot hang:
+# every step runs under `timeout`. tests/test_cuda.py includes the fault tests (a device-side assert
+# that must fail the op and the device, not the process) and the no-synchronising-call tests
+# (torch.cuda.set_sync_debug_mode("error")). Everything it writes goes under ${OUT:-gpu-check}/;
 # summary.txt says which steps passed, failed or timed out. Exit status: 0 when all passed.
 #
 #     OUT=/tmp/out bash bench/gpu_check.sh
@@ -45,6 +45,10 @@ step engine-tests 60 python -m pytest -q -x -p no:cacheprovider -o timeout=50 te
     tests/test_streams.py tests/test_engine_faults.py tests/test_groups.py
 step demo 35 python -m autopar demo --trace "$out/demo.json" --plot "$out/demo.png"
 step bench 35 python -m autopar bench --quick --json "$out/bench.json"
+step layers-cuda 60 python -m pytest -q -m cuda -p no:cacheprovider -o timeout=50 tests/test_layers_cuda.py
+# the book's chapters on the GPUs (try_gpu names them) against plain PyTorch on the CPU: cuDNN's own
+# (TF32) arithmetic may exceed the tests' 0.1% bound; the output says by how much
+step d2l-chapters 90 python -m pytest -q -p no:cacheprovider -o timeout=80 tests/test_d2l_chapters.py
 
 echo "$failures step(s) failed" | tee -a "$summary"
 [ "$failures" -eq 0 ]

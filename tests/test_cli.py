@@ -12,10 +12,10 @@ import sys
 import pytest
 
 
-def autopar(*args: str, timeout: int = 240) -> subprocess.CompletedProcess[str]:
+def autopar(*args: str, timeout: int = 240, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "autopar", *args], capture_output=True, text=True, timeout=timeout,
-        env={**os.environ, "AUTOPAR_CPU_DEVICES": "1"},
+        env={**os.environ, "AUTOPAR_CPU_DEVICES": "1", **env},
     )
 
 
@@ -57,6 +57,7 @@ def test_demo_prints_the_chapters_table_and_writes_trace_and_plot(tmp_path) -> N
         assert re.search(rf"^{re.escape(label)}: \d+\.\d{{4}} sec$", out, re.M), label
     assert re.search(r"^both / max\(T1, T2\) += \d+\.\d\d", out, re.M)
     assert re.search(r"^run\+copy / max\(run, copy\) += \d+\.\d\d", out, re.M)
+    assert re.search(r"^load average \d+\.\d\d on \d+ cores? before the run", out, re.M)  # the verdict's context
     assert "..." in proc.stderr  # progress
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(e["ph"] == "X" and e["name"] == "dot" for e in events)
@@ -94,9 +95,10 @@ def test_train_quick_prints_epochs_both_runs_and_writes_trace_and_plots(tmp_path
                         out, re.M)  # fmt: skip
     assert len(epochs) == 2, out
     assert re.search(r"^2 devices / 1 device: \d+\.\d\dx samples/s", out, re.M)
-    assert re.search(r"; issue 9's target >= 1\.7x: (met|NOT met) in this run\)$", out, re.M)
+    assert re.search(r"; target >= 1\.7x: (met|NOT met) in this run\)$", out, re.M)
     assert "python bench/training.py --model lenet (or autopar bench, LeNet)" in out
-    assert re.search(r"gradient traffic over 3 profiled steps: \d+\.\d ms on the copy lanes, \d+% of it while", out)
+    assert re.search(r"traffic between devices over 3 profiled steps \(batch copies, gradient sums\): \d+\.\d ms, "
+                     r"\d+% of it while", out)  # fmt: skip
     names = {e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"}
     assert {"allreduce sum", "allreduce copy", "backward conv2d", "conv2d", "sgd update"} <= names
     for png in (plot, tmp_path / "train-curves.png"):
@@ -107,3 +109,83 @@ def test_train_with_missing_data_folder_fails_with_one_line(tmp_path) -> None:  
     proc = autopar("train", "--quick", "--data", str(tmp_path / "nowhere"))
     assert proc.returncode == 1
     assert proc.stderr.startswith("autopar train: error: ") and len(proc.stderr.strip().splitlines()) == 1
+
+
+# -- a newcomer's first hour: problems said at the start, in one line ---------------------------------
+
+@pytest.mark.parametrize("env, message", [
+    ({"AUTOPAR_ENGINE": "foo"}, "AUTOPAR_ENGINE='foo': expected one of threaded, naive"),
+    ({"AUTOPAR_CPU_DEVICES": "abc"}, "AUTOPAR_CPU_DEVICES='abc': expected a whole number >= 1"),
+])
+def test_bad_settings_are_one_line_at_the_start(env: dict[str, str], message: str) -> None:
+    proc = autopar("demo", **env)
+    assert proc.returncode == 2 and proc.stdout == ""  # nothing ran
+    assert proc.stderr.strip() == f"autopar demo: error: {message}; unset it for the default 1" or \
+        proc.stderr.strip() == f"autopar demo: error: {message}"
+
+
+def test_unknown_option_shows_the_commands_usage() -> None:
+    proc = autopar("demo", "--foo")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: autopar demo ") and "autopar demo: error: unrecognized arguments: --foo" in proc.stderr
+
+
+def test_bad_output_paths_fail_before_the_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    missing = tmp_path / "nowhere" / "run.png"
+    for command in (["demo", "--plot", str(missing)], ["train", "--trace", str(missing)], ["bench", "--json", str(missing)]):
+        proc = autopar(*command)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+        assert proc.stderr.strip() == (f"autopar {command[0]}: error: {command[1]} {missing}: the folder "
+                                       f"{missing.parent} does not exist; create it first")  # fmt: skip
+
+
+def test_more_cpu_devices_than_cores_warns(capsys) -> None:  # type: ignore[no-untyped-def]
+    import autopar as ap
+    from autopar.cli import main
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        assert main(["devices", "--cpu-devices", str(cores + 1)]) == 0  # in this process: no interpreter to start
+    finally:
+        ap.set_cpu_devices(1)
+    proc = capsys.readouterr()
+    assert f"warning: {cores + 1} CPU devices on {cores} core" in proc.err and "takes turns" in proc.err
+    try:
+        assert main(["devices", "--cpu-devices", str(cores)]) == 0  # one device per core: nothing to warn of
+    finally:
+        ap.set_cpu_devices(1)
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_demo_gives_no_verdict_on_a_busy_machine() -> None:
+    from autopar.cli.demo import too_busy
+
+    assert too_busy(1.6, 2) and not too_busy(1.4, 2) and not too_busy(None, 2)  # 0.75 per core
+    assert too_busy(3.1, 4) and not too_busy(2.9, 4)
+
+
+def test_bench_says_whether_each_target_was_met() -> None:
+    from autopar.benchmarks import Figure
+    from autopar.cli.bench import verdict
+
+    assert verdict(Figure("x", 2.0, unit="us/op", note="1.23x torch eager (target <= 2.5x)")) == "met"
+    assert verdict(Figure("x", 9.0, unit="us/op", note="0.50x ThreadPoolExecutor (target <= 10 us)")) == "met"
+    assert verdict(Figure("x", 11.0, unit="us/op", note="0.50x ThreadPoolExecutor (target <= 10 us)")) == "NOT met"
+    assert verdict(Figure("x", 1.3, unit="ratio", note="target >= 1.7")) == "NOT met"
+    assert verdict(Figure("x", 0.9, unit="ms", note="2.74x plain (target <= 2)")) == "NOT met"
+    assert verdict(Figure("x", 0.9, unit="ratio", note="no target")) == ""
+
+
+def test_train_names_the_data_and_checks_its_image_size(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from autopar.cli import main
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "mnist.npz", x_train=rng.integers(0, 256, (8, 14, 14), dtype=np.uint8),
+             y_train=rng.integers(0, 10, 8), x_test=rng.integers(0, 256, (4, 14, 14), dtype=np.uint8),
+             y_test=rng.integers(0, 10, 4))  # fmt: skip
+    assert main(["train", "--quick", "--data", str(tmp_path / "mnist.npz")]) == 1  # in this process, as above
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("autopar train: error: MNIST from")
+    assert "images must be 28x28 with 1 channel (LeNet's input); these are 1 x 14 x 14" in err

@@ -137,19 +137,19 @@ def test_load_fashion_mnist_reads_the_four_files(tmp_path, layout) -> None:  # t
 def test_load_fashion_mnist_says_which_file_is_missing_and_never_downloads(tmp_path) -> None:  # type: ignore[no-untyped-def]
     _fashion_files(tmp_path)
     os.remove(tmp_path / "t10k-labels-idx1-ubyte.gz")
-    with pytest.raises(FileNotFoundError, match=r"no t10k-labels-idx1-ubyte \(or t10k-labels-idx1-ubyte.gz\) in .*never downloads"):
+    with pytest.raises(FileNotFoundError, match=r"some .* files but no t10k-labels-idx1-ubyte \(or t10k-labels-idx1-ubyte.gz\); .*local files only"):
         load_fashion_mnist(tmp_path)
-    with pytest.raises(FileNotFoundError, match="is not a folder"):
+    with pytest.raises(FileNotFoundError, match="is neither a folder nor an .npz file"):
         load_fashion_mnist(tmp_path / "nowhere")
 
 
 def test_load_fashion_mnist_checks_labels_against_images(tmp_path) -> None:  # type: ignore[no-untyped-def]
     _fashion_files(tmp_path)
     write_idx(tmp_path / "train-labels-idx1-ubyte", np.zeros(5, np.uint8))
-    with pytest.raises(ValueError, match=r"expected 6 uint8 labels, one per image"):
+    with pytest.raises(ValueError, match=r"expected 6 integer labels, one per image"):
         load_fashion_mnist(tmp_path)
     write_idx(tmp_path / "train-labels-idx1-ubyte", np.full(6, 10, np.uint8))
-    with pytest.raises(ValueError, match=r"has label 10; Fashion-MNIST's are 0\.\.9"):
+    with pytest.raises(ValueError, match=r"has label 10; .*'s are 0\.\.9"):
         load_fashion_mnist(tmp_path)
 
 
@@ -216,3 +216,144 @@ def test_datasets_do_not_import_torch() -> None:
 
     code = "import autopar.datasets as d, sys; d.synthetic_fashion_mnist(0, 10, 10); print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+# --- the layouts readers have, names, sizes, downloads ----------------------
+
+def _write_set(folder, names: dict[str, str], n_train: int = 6, n_test: int = 4, size: int = 28) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    arrays = {"train_images": rng.integers(0, 256, (n_train, size, size), dtype=np.uint8),
+              "train_labels": rng.integers(0, 10, n_train, dtype=np.uint8),
+              "test_images": rng.integers(0, 256, (n_test, size, size), dtype=np.uint8),
+              "test_labels": rng.integers(0, 10, n_test, dtype=np.uint8)}
+    os.makedirs(folder, exist_ok=True)
+    for role, array in arrays.items():
+        write_idx(os.path.join(folder, names[role]), array, gzipped=names[role].endswith(".gz"))
+    return arrays
+
+
+_DASHED = {"train_images": "train-images-idx3-ubyte.gz", "train_labels": "train-labels-idx1-ubyte.gz",
+           "test_images": "t10k-images-idx3-ubyte.gz", "test_labels": "t10k-labels-idx1-ubyte.gz"}
+_DOTTED = {role: name.replace("-idx", ".idx").removesuffix(".gz") for role, name in _DASHED.items()}
+
+
+@pytest.mark.parametrize("sub, names, kind", [
+    ("MNIST/raw", _DASHED, "MNIST"),                       # torchvision's MNIST
+    ("FashionMNIST/raw", _DASHED, "Fashion-MNIST"),        # torchvision's (and d2l's) Fashion-MNIST
+    ("digits", _DOTTED, "MNIST-format images"),            # the dotted names, a folder that says nothing
+])
+def test_load_images_finds_the_layouts_and_names_the_dataset(tmp_path, sub, names, kind) -> None:  # type: ignore[no-untyped-def]
+    # catches: a layout not searched, the dotted names not tried, everything called Fashion-MNIST
+    root = tmp_path / "data"
+    arrays = _write_set(root / sub, names)
+    data = datasets.load_images(root if "/" in sub else root / sub)
+    assert data.name.startswith(f"{kind} from ") and not data.synthetic
+    np.testing.assert_array_equal(data.test_images[:, 0] * 255, arrays["test_images"])
+    np.testing.assert_array_equal(data.train_labels, arrays["train_labels"])
+    assert data.classes[0] == ("t-shirt" if kind == "Fashion-MNIST" else "0")
+
+
+def test_load_images_reads_a_keras_npz(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(2)
+    x_train, x_test = rng.integers(0, 256, (5, 28, 28), dtype=np.uint8), rng.integers(0, 256, (3, 28, 28), dtype=np.uint8)
+    y_train, y_test = rng.integers(0, 10, 5), rng.integers(0, 10, 3)
+    np.savez(tmp_path / "mnist.npz", x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    for path in (tmp_path / "mnist.npz", tmp_path):  # the file, or the folder holding it
+        data = datasets.load_images(path)
+        assert data.name.startswith("MNIST from ") and data.train_images.shape == (5, 1, 28, 28)
+        np.testing.assert_array_equal(data.train_images[:, 0] * 255, x_train)
+        np.testing.assert_array_equal(data.test_labels, y_test)
+    np.savez(tmp_path / "other.npz", images=x_train)
+    with pytest.raises(ValueError, match=r"lacks x_train, y_train, x_test, y_test; .*\(Keras's layout\); it holds images"):
+        datasets.load_images(tmp_path / "other.npz")
+
+
+def test_fashion_mnist_files_pass_over_mnist(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """d2l's ../data often holds torchvision's MNIST/raw beside Fashion-MNIST: load_data_fashion_mnist must not
+    return the digits."""
+    monkeypatch.chdir(tmp_path)  # no ../data of the machine's
+    _write_set(tmp_path / "data" / "MNIST" / "raw", _DASHED)
+    _write_set(tmp_path / "digits" / "mnist", _DASHED)  # MNIST in the root itself, named by its folder
+    for root in (tmp_path / "data", tmp_path / "digits" / "mnist"):
+        with pytest.raises(FileNotFoundError, match="no Fashion-MNIST files under"):
+            datasets.fashion_mnist_files(root, download=False)
+    arrays = _write_set(tmp_path / "data" / "fashion", _DOTTED, n_train=3)
+    data = datasets.fashion_mnist_files(tmp_path / "data", download=False)
+    assert data.name.startswith("Fashion-MNIST from ") and data.name.endswith("fashion")
+    np.testing.assert_array_equal(data.train_labels, arrays["train_labels"])
+
+
+def test_official_files_are_named_by_their_checksums(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # a folder whose name says nothing: the checksums tell Fashion-MNIST from MNIST
+    _write_set(tmp_path / "x", _DASHED)
+    sums = {name: datasets._local.md5(str(tmp_path / "x" / name)) for name in _DASHED.values()}
+    monkeypatch.setitem(datasets._local.OFFICIAL_MD5, "Fashion-MNIST", sums)
+    assert datasets.load_images(tmp_path / "x").name.startswith("Fashion-MNIST from ")
+
+
+def test_image_size_is_checked_with_a_clear_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _write_set(tmp_path / "small", _DASHED, size=14)
+    data = datasets.load_images(tmp_path / "small")
+    with pytest.raises(ValueError, match=r"images must be 28x28 with 1 channel \(LeNet's input\); these are 1 x 14 x 14"):
+        datasets.check_image_shape(data)
+    datasets.check_image_shape(datasets.load_images(_write_set(tmp_path / "ok", _DASHED) and tmp_path / "ok"))
+
+
+@pytest.fixture
+def file_server(tmp_path):  # type: ignore[no-untyped-def]
+    """An HTTP server on 127.0.0.1 serving tmp_path/served; yields its base URL."""
+    import functools
+    import http.server
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_download_fetches_checks_and_keeps_the_files(tmp_path, file_server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    served, url = file_server
+    arrays = _write_set(served, _DASHED)
+    sums = {name: datasets._local.md5(str(served / name)) for name in _DASHED.values()}
+    monkeypatch.setitem(datasets._local.OFFICIAL_MD5, "Fashion-MNIST", sums)
+    root = tmp_path / "root"
+    # the first mirror refuses (a closed port on loopback): the second serves
+    closed = "http://127.0.0.1:9/"
+    data = datasets.fashion_mnist_files(root, mirrors=(closed, url))
+    assert data.name.startswith("Fashion-MNIST from ") and (root / "FashionMNIST" / "raw").is_dir()
+    np.testing.assert_array_equal(data.train_images[:, 0] * 255, arrays["train_images"])
+    # on disk now: found without a network
+    assert datasets.fashion_mnist_files(root, download=False).name == data.name
+    # a corrupted download is refused, with the checksum in the message
+    (served / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not the file")
+    os.remove(root / "FashionMNIST" / "raw" / "t10k-labels-idx1-ubyte.gz")
+    with pytest.raises(datasets.DownloadError, match=r"t10k-labels-idx1-ubyte.gz\): .*MD5 is .*not the official"):
+        datasets.download_fashion_mnist(root, mirrors=(url,))
+    assert not (root / "FashionMNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").exists()
+
+
+def test_no_network_says_what_to_do(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)  # no ../data here
+    with pytest.raises(datasets.DownloadError) as info:
+        datasets.fashion_mnist_files(tmp_path / "empty", mirrors=("http://127.0.0.1:9/",))
+    message = str(info.value)
+    assert "could not download Fashion-MNIST (train-images-idx3-ubyte.gz): http://127.0.0.1:9/train-images" in message
+    assert "Without a network, copy the four files" in message and "synthetic_fashion_mnist()" in message
+    with pytest.raises(FileNotFoundError, match="pass download=True"):
+        datasets.fashion_mnist_files(tmp_path / "empty", download=False)
+
+
+def test_data_root_comes_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AUTOPAR_DATA", "/somewhere/data")
+    assert datasets.default_root() == "/somewhere/data"
+    monkeypatch.delenv("AUTOPAR_DATA")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/cache")
+    assert datasets.default_root() == os.path.join("/cache", "autopar", "data")

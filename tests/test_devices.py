@@ -44,6 +44,19 @@ def test_try_gpu_falls_back_to_the_cpu() -> None:
     assert ap.try_all_gpus() == ([ap.gpu(i) for i in range(n)] if n else [ap.cpu()])
 
 
+@pytest.mark.skipif(ap.num_gpus() > 0, reason="with GPUs, try_gpu names them")
+def test_try_gpu_names_the_cpu_devices_when_the_cores_are_split() -> None:
+    """The book's ``[try_gpu(i) for i in range(2)]`` and ``try_all_gpus()`` run on two devices, not cpu:0 twice."""
+    ap.set_cpu_devices(2)
+    try:
+        assert [ap.try_gpu(i) for i in range(2)] == [ap.cpu(0), ap.cpu(1)]
+        assert ap.try_all_gpus() == [ap.cpu(0), ap.cpu(1)]
+        assert ap.try_gpu(2) == ap.cpu(0)  # more than there are: the CPU, as before
+    finally:
+        ap.set_cpu_devices(1)
+    assert ap.try_gpu(1) == ap.cpu(0) and ap.try_all_gpus() == [ap.cpu(0)]
+
+
 def test_cpu_split_shares_the_cores() -> None:
     cores = devices._device._machine_cores()
     ap.set_cpu_devices(2)
@@ -70,7 +83,7 @@ def test_cpu_devices_from_the_environment(monkeypatch) -> None:  # type: ignore[
     )
     assert out.stdout.strip() == "cpu:2", out.stderr
     bad = subprocess.run(
-        [sys.executable, "-c", "import autopar; autopar.cpu(0)"],
+        [sys.executable, "-c", "import autopar; autopar.ones(2)"],  # the first op reads it (naming cpu:0 does not)
         capture_output=True, text=True, env={**__import__("os").environ, "AUTOPAR_CPU_DEVICES": "zero"},
     )
     assert "AUTOPAR_CPU_DEVICES='zero': expected a whole number >= 1" in bad.stderr

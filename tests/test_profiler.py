@@ -136,15 +136,16 @@ def test_gradient_traffic_hidden_behind_compute_is_measured() -> None:
     ms = 1_000_000
     prof.records += [
         OpRecord("backward conv2d", "cpu:0", "compute", 0, 1 * ms, 100 * ms, "done"),
-        OpRecord("allreduce copy", "cpu:1", "copy", 0, 20 * ms, 40 * ms, "done"),
-        OpRecord("allreduce sum", "cpu:0", "copy", 0, 80 * ms, 120 * ms, "done"),
-        OpRecord("copyto", "cpu:1", "copy", 0, 150 * ms, 160 * ms, "done"),  # not gradient traffic
+        OpRecord("allreduce copy", "cpu:1", "copy", 0, 20 * ms, 40 * ms, "done", kind="copy"),
+        OpRecord("add", "cpu:0", "compute", 0, 80 * ms, 120 * ms, "done", kind="sum"),
+        OpRecord("allreduce sum", "cpu:1", "copy", 0, 150 * ms, 160 * ms, "done"),  # not traffic: its kind says
     ]
     summary = prof.summary()
     assert summary.traffic_s == pytest.approx(0.060)
     assert summary.traffic_hidden_s == pytest.approx(0.040)  # 20-40 and 80-100
     assert summary.traffic_hidden_share == pytest.approx(2 / 3)
-    assert "gradient traffic (allreduce copies and sums) 0.0600 s, 66.7% of it while a compute lane was busy" in str(summary)
+    assert ("traffic between devices (copies, and sums of copied data) 0.0600 s, 66.7% of it while a compute lane "
+            "was busy") in str(summary)  # fmt: skip
 
 
 def test_a_real_steps_gradient_traffic_is_found_and_measured_under_a_busy_compute_lane() -> None:
@@ -189,6 +190,8 @@ def test_a_real_steps_gradient_traffic_is_found_and_measured_under_a_busy_comput
         ap.set_cpu_devices(1)
     traffic = [r for r in prof.records if r.name.startswith("allreduce")]
     assert {r.name for r in traffic} == {"allreduce copy", "allreduce sum"} and len(traffic) == 4, traffic
+    assert {(r.name, r.kind) for r in traffic} == {("allreduce copy", "copy"), ("allreduce sum", "sum")}
+    assert {r.name for r in prof.records if r.kind} == {"allreduce copy", "allreduce sum"}  # nothing else
     summary = prof.summary()
     spans = [(r.end_ns - r.start_ns) / 1e9 for r in traffic]  # merged: at least the longest, at most the sum
     assert max(spans) - 1e-9 <= summary.traffic_s <= sum(spans) + 1e-9 and summary.traffic_s > 0, (summary, spans)
@@ -219,3 +222,72 @@ def test_an_error_that_holds_the_failed_array_does_not_deadlock_the_lane(threade
     (record,) = [r for r in prof.records if r.name == "holder"]
     assert record.state == "failed" and record.error == "ValueError: bad value, <NDArray>", record.error
     assert (x + 1).tolist() == [2.0] * 3  # the lanes still work
+
+
+def test_the_books_hand_written_allreduce_counts_as_traffic() -> None:
+    """d2l's from-scratch allreduce: copies with .to(), sums with +=, the broadcast back with [:] =.
+    Counted by what the ops do: every copy and sum, and not the forward op that reads a copied shard."""
+    import numpy as np
+
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+        grads = [ap.asarray(np.full((3, 3), d + 1.0, dtype=np.float32), device=dev) for d, dev in enumerate(devices)]
+        with ap.profile() as prof:
+            shard = ap.ones((2, 3)).to(devices[1], non_blocking=True)
+            out = shard @ grads[1]  # forward on a copied shard: new work, not traffic
+            for i in range(1, len(grads)):
+                grads[0][:] += grads[i].to(grads[0].device)
+            for i in range(1, len(grads)):
+                grads[i][:] = grads[0].to(grads[i].device)
+            out.wait_to_read()
+        ap.waitall()
+    finally:
+        ap.set_cpu_devices(1)
+    kinds = [(r.name, r.device, r.kind) for r in sorted(prof.records, key=lambda r: r.push_ns)]
+    copies = [k for k in kinds if k[2] == "copy"]
+    sums = [k for k in kinds if k[2] == "sum"]
+    assert len(copies) == 3 and len(sums) == 2, kinds  # the shard's copy, two gradient copies; += and [:] =
+    assert not any(k[2] for k in kinds if k[0] in ("matmul", "dot")), kinds
+    assert np.array_equal(grads[1].numpy(), np.full((3, 3), 3.0))
+    assert prof.summary().traffic_s > 0
+
+
+def test_plot_zooms_on_slivers_and_shades_phases(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("matplotlib")
+    from autopar.profiler import OpRecord, Profile
+    from autopar.profiler._plot import _detail_window
+    from autopar.profiler._profile import Phase
+
+    ms = 1_000_000
+    prof = Profile()
+    prof.records += [OpRecord("conv2d", "cpu:0", "compute", 0, 0, 1000 * ms, "done"),
+                     OpRecord("copyto", "cpu:1", "copy", 0, 400 * ms, 401 * ms, "done", kind="copy")]  # fmt: skip
+    prof.phases.append(Phase("apart", 0, 500 * ms))
+    lo, hi = _detail_window(prof._ran(), 0, 1000 * ms)  # type: ignore[misc]
+    assert lo < 400 < 401 < hi and hi - lo < 50  # a window around the 1 ms copy, not the whole second
+    prof.plot(tmp_path / "t.png")
+    prof.plot(tmp_path / "w.png", window=(390.0, 410.0))
+    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "w.png").exists()
+    trace = prof.chrome_trace()["traceEvents"]
+    assert any(e.get("cat") == "phase" and e["name"] == "apart" for e in trace)
+    assert any(e.get("args", {}).get("traffic") == "copy" for e in trace)
+
+
+def test_copied_data_overwritten_by_local_work_is_no_longer_traffic() -> None:
+    """A var stops being 'arrived' when other work overwrites it: adding it afterwards is not a sum of copied data."""
+    ap.set_cpu_devices(2)
+    try:
+        a, acc = ap.ones(3, device=ap.cpu(0)), ap.zeros(3, device=ap.cpu(1))
+        ap.waitall()
+        with ap.profile() as prof:
+            b = a.to(ap.cpu(1))
+            b[...] = 5.0  # local work writes it
+            acc += b
+            acc += a.to(ap.cpu(1))  # a true sum of copied data
+        ap.waitall()
+    finally:
+        ap.set_cpu_devices(1)
+    kinds = [r.kind for r in sorted(prof.records, key=lambda r: r.push_ns)]
+    assert kinds == ["copy", "", "", "copy", "sum"], kinds
+    assert acc.tolist() == [6.0, 6.0, 6.0]

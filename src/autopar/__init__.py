@@ -2,7 +2,7 @@
 
 Every operation returns at once; a dependency engine tracks what each one reads
 and writes and runs whatever is independent at the same time, on several
-devices, with copies overlapped with computation. See SPEC.md for the contract.
+devices, with copies overlapped with computation. docs/contract.md is the contract.
 
 ``import autopar`` is cheap: torch is imported when the first array or CUDA
 device is made.
@@ -24,6 +24,8 @@ __version__ = "0.1.0"
 
 # Names served by the array layer (autopar/arrays), imported (with torch) on first use.
 _ARRAY_NAMES = frozenset(_array_names)
+# Subpackages imported on first use: ``autopar.datasets`` works after ``import autopar``.
+_SUBPACKAGES = ("d2l", "datasets", "gluon", "init", "nn", "optim", "parallel")
 
 
 
@@ -61,12 +63,17 @@ __all__ = sorted(
         "autograd",
         "cpu",
         "cuda",
+        "d2l",
+        "datasets",
         "enable_grad",
         "engine",
+        "gluon",
         "gpu",
+        "init",
         "nn",
         "no_grad",
         "num_gpus",
+        "optim",
         "parallel",
         "profile",
         "set_cpu_devices",
@@ -91,7 +98,7 @@ def __getattr__(name: str) -> Any:
 
         globals()["profile"] = profile
         return profile
-    if name in ("nn", "parallel"):
+    if name in _SUBPACKAGES:
         import importlib
 
         module = globals()[name] = importlib.import_module(f"autopar.{name}")

@@ -6,6 +6,7 @@
 | ``AUTOPAR_CPU_DEVICES``| ``1``         | split the machine's cores into this many CPU devices         |
 | ``AUTOPAR_MAX_PENDING``| ``10000``     | bound on pushed-but-unfinished ops; ``push`` blocks past it  |
 | ``AUTOPAR_EXIT_TIMEOUT``| ``30``       | seconds pending work may take at exit before it is cancelled |
+| ``AUTOPAR_DATA``       | ``~/.cache/autopar/data`` | where datasets are looked for and downloaded to    |
 
 Each is read once, when first needed; code overrides them with
 ``engine.set_engine``, ``set_cpu_devices`` and ``engine.set_max_pending``.
@@ -60,3 +61,11 @@ def exit_timeout() -> float:
     if value < 0:
         raise ValueError(f"AUTOPAR_EXIT_TIMEOUT={raw!r}: expected seconds >= 0")
     return value
+
+
+def data_root() -> str:
+    raw = os.environ.get("AUTOPAR_DATA", "").strip()
+    if raw:
+        return os.path.expanduser(raw)
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "autopar", "data")

@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -93,18 +95,22 @@ def run_chapter(
     repeat: int,
     report: Callable[[str], None] = print,
     trials: int = 3,
+    phase: Callable[[str], ContextManager[Any]] | None = None,
 ) -> ChapterResult:
     """Run both experiments; ``report`` receives each timing in the book's
-    format (``GPU1 time: 0.5091 sec``), the best of ``trials`` runs."""
+    format (``GPU1 time: 0.5091 sec``), the best of ``trials`` runs. ``phase(label)``,
+    when given, wraps each run (``Profile.phase``: the timeline names them)."""
+    mark = phase if phase is not None else (lambda label: contextlib.nullcontext())
     x1 = ap.random.uniform(size=(size, size), device=device1)
     x2 = ap.random.uniform(size=(size, size), device=device2)
     # Warm up every lane with the whole workload: a lane's first allocations of
     # this size (fresh pages, a new malloc arena per thread) cost far more than
     # the steady state the chapter measures.
-    for y in products(x1, repeat):
-        y.to(copy_target, non_blocking=True)
-    products(x2, repeat)
-    ap.waitall()
+    with mark("warm-up"):
+        for y in products(x1, repeat):
+            y.to(copy_target, non_blocking=True)
+        products(x2, repeat)
+        ap.waitall()
 
     ys: list[ap.NDArray] = []
 
@@ -131,21 +137,22 @@ def run_chapter(
             y.to(copy_target, non_blocking=True)
         ap.waitall()
 
-    experiments: list[tuple[str, Callable[[], Any]]] = [
-        (f"{device1} time", lambda: alone(x1, device1)),
-        (f"{device2} time", lambda: alone(x2, device2)),
-        (f"{device1} & {device2}", together),
-        (f"Run on {device1}", run_only),
-        (f"Copy to {copy_target}", copy_only),
-        (f"Run on {device1} and copy to {copy_target}", run_and_copy),
+    experiments: list[tuple[str, str, Callable[[], Any]]] = [
+        (f"{device1} time", f"apart: {device1}", lambda: alone(x1, device1)),
+        (f"{device2} time", f"apart: {device2}", lambda: alone(x2, device2)),
+        (f"{device1} & {device2}", "together", together),
+        (f"Run on {device1}", "run", run_only),
+        (f"Copy to {copy_target}", "copy", copy_only),
+        (f"Run on {device1} and copy to {copy_target}", "run + copy", run_and_copy),
     ]
     # A shared machine is noisy: each experiment runs `trials` times, interleaved
     # with the others, and the fastest run counts (what the devices can do).
     best = [float("inf")] * len(experiments)
     for trial in range(trials):
-        for i, (label, body) in enumerate(experiments):
-            best[i] = min(best[i], _timed(body))
-    for (label, _), seconds in zip(experiments, best):
+        for i, (label, name, body) in enumerate(experiments):
+            with mark(name):
+                best[i] = min(best[i], _timed(body))
+    for (label, _, _), seconds in zip(experiments, best):
         report(f"{label}: {seconds:.4f} sec")
     t1, t2, both, run, copy, both_copy = best
     return ChapterResult(str(device1), str(device2), str(copy_target), size, repeat, t1, t2, both, run, copy, both_copy)

@@ -62,7 +62,7 @@ DISTINCT_BATCHES = 8  # global batches cycled through; the data's content does n
 
 @dataclass(frozen=True)
 class DDPConfig:
-    """One baseline run. :meth:`for_model` gives the defaults of issue 9's figures."""
+    """One baseline run. :meth:`for_model` gives the defaults of the data-parallel training figures."""
 
     model: str = "lenet"
     batch_per_device: int = 128

@@ -18,7 +18,7 @@ section, with ReLU by default::
 multi-GPU chapter, and the one in autopar's nn op list) or ``sigmoid`` (the
 book's LeNet section). The multi-GPU chapter's own from-scratch LeNet (20 and
 50 channels of 3x3 and 5x5, 800 -> 128 -> 10) is not used: it costs about four
-times as much per sample, and the reference figures of issue 9 (7,870
+times as much per sample, and the reference training figures (7,870
 samples/s on one thread) are LeNet-5's. :func:`lenet_forward` takes the
 functional namespace as an argument, so the very same forward runs on torch
 tensors and, once it exists, on autopar arrays (``autopar.nn.functional`` has

@@ -57,6 +57,8 @@ class RunResult:
     batch_per_device: int
     epochs: list[EpochStats] = field(default_factory=list)
     profile: Any = None  # a Profile of a few steps of the last epoch, when asked for
+    # d2l's learning curve: (epoch, train loss so far in the epoch, train accuracy so far), five points an epoch
+    curve: list[tuple[float, float, float]] = field(default_factory=list)
 
     @property
     def samples_per_s(self) -> float:
@@ -181,8 +183,10 @@ def train(model_name: str, devices: Sequence[Any], data: Any, *, epochs: int, st
         else:
             stats = trainer.run_steps(bar, on_step)
         seconds = time.perf_counter() - start
-        totals = np.sum([s.numpy() for step in stats for s in step], axis=0) if stats else np.zeros(2)
+        per_step = [np.sum([s.numpy() for s in step], axis=0) for step in stats]
+        totals = np.sum(per_step, axis=0) if stats else np.zeros(2)
         samples = len(stats) * batch * len(devices)
+        result.curve += _curve_points(per_step, epoch, batch * len(devices))
         record = EpochStats(epoch, len(stats), samples, seconds, totals[0] / max(samples, 1), totals[1] / max(samples, 1),
                             trainer.accuracy(test_images, test_labels, batch))  # fmt: skip
         result.epochs.append(record)
@@ -191,15 +195,28 @@ def train(model_name: str, devices: Sequence[Any], data: Any, *, epochs: int, st
     return result
 
 
-def warm_up(model_name: str, devices: Sequence[Any], steps: int = 3) -> None:
+def _curve_points(per_step: list[Any], epoch: int, batch: int, points: int = 5) -> list[tuple[float, float, float]]:
+    """d2l's points: after every fifth of the epoch, the loss and accuracy averaged over the epoch so far."""
+    import numpy as np
+
+    n = len(per_step)
+    if not n:
+        return []
+    sums = np.cumsum(per_step, axis=0)
+    marks = sorted({max(1, round(n * k / points)) for k in range(1, points + 1)})
+    return [(epoch - 1 + i / n, float(sums[i - 1][0]) / (i * batch), float(sums[i - 1][1]) / (i * batch)) for i in marks]
+
+
+def warm_up(model_name: str, devices: Sequence[Any], steps: int = 3, batch_per_device: int | None = None) -> None:
     """A few untimed steps on a throwaway model: threads started, plans cached, torch's kernels loaded."""
     import numpy as np
 
-    batch = BATCH_PER_DEVICE[model_name] * len(devices)
+    per_device = batch_per_device or BATCH_PER_DEVICE[model_name]
+    batch = per_device * len(devices)
     images = np.zeros((batch, 1, 28, 28), dtype=np.float32)
     labels = np.zeros(batch, dtype=np.int64)
     for run_devices in ([devices[0]], list(devices)):
-        n = len(run_devices) * BATCH_PER_DEVICE[model_name]
+        n = len(run_devices) * per_device
         Trainer(model_name, run_devices, 0.1).run_steps([(images[:n], labels[:n])] * steps)
 
 
@@ -218,25 +235,25 @@ def _profiled(trainer: Trainer, bar: Iterable[Any], steps: int, profile_steps: i
 
 
 def plot_curves(results: Sequence[RunResult], path: str) -> None:
-    """d2l's learning curves: train loss, train and test accuracy per epoch, one panel per run."""
-    try:
-        import matplotlib
+    """d2l's learning curves, one row per run: the train loss (left, its own axis) and the train and test
+    accuracy (right, 0 to 1), five points an epoch."""
+    from autopar.d2l._animator import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'autopar[plot]'") from None
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.2), dpi=110, squeeze=False)
-    for ax, r in zip(axes[0], results):
-        epochs = [e.epoch for e in r.epochs]
-        ax.plot(epochs, [e.train_loss for e in r.epochs], "-o", label="train loss")
-        ax.plot(epochs, [e.train_acc for e in r.epochs], "--o", label="train acc")
-        ax.plot(epochs, [e.test_acc for e in r.epochs], "-.o", label="test acc")
-        ax.set_xlabel("epoch")
-        ax.set_xticks(epochs)
-        ax.set_title(f"{r.model} on {', '.join(map(str, r.devices))}", fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    plt = pyplot()
+    fig, axes = plt.subplots(len(results), 2, figsize=(9, 2.8 * len(results)), dpi=110, squeeze=False)
+    for (loss_ax, acc_ax), r in zip(axes, results):
+        xs = [p[0] for p in r.curve]
+        loss_ax.plot(xs, [p[1] for p in r.curve], "-", marker=".", label="train loss")
+        acc_ax.plot(xs, [p[2] for p in r.curve], "m--", marker=".", label="train acc")
+        acc_ax.plot([e.epoch for e in r.epochs], [e.test_acc for e in r.epochs], "g-.", marker="o", label="test acc")
+        for ax, ylabel in ((loss_ax, "loss"), (acc_ax, "accuracy")):
+            ax.set_xlabel("epoch")
+            ax.set_ylabel(ylabel)
+            ax.set_xlim(0, max(len(r.epochs), 1))
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        acc_ax.set_ylim(0, 1)
+        loss_ax.set_title(f"{r.model} on {', '.join(map(str, r.devices))}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

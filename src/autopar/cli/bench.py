@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import sys
 import time
 from typing import Any
@@ -135,17 +136,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+_TARGET = re.compile(r"target\s*(<=|>=)\s*([0-9.]+)\s*(x|us)?")
+_LEADING_RATIO = re.compile(r"\s*([0-9.]+)x\b")
+
+
+def verdict(figure: Any) -> str:
+    """"met" or "NOT met" for a figure whose note states a target ("... (target <= 2.5x)"), else "".
+
+    The target bounds the ratio the note starts with ("2.11x torch eager") when
+    it is a ratio (an ``x``, or no unit after a leading ratio), else the figure's value."""
+    target = _TARGET.search(figure.note)
+    if target is None:
+        return ""
+    op, bound, unit = target.group(1), float(target.group(2)), target.group(3)
+    leading = _LEADING_RATIO.match(figure.note)
+    measured = float(leading.group(1)) if leading and unit != "us" else figure.value
+    return "met" if (measured <= bound if op == "<=" else measured >= bound) else "NOT met"
+
+
 def _print(sections: list[tuple[str, list[Any]]]) -> None:
     width = max(len(f.name) for _, figs in sections for f in figs)
     for title, figs in sections:
         print(f"\n{title}")
         for f in figs:
-            print(f"  {f.name:<{width}}  {f.value:9.2f} {f.unit:<7} {f.note}")
+            met = verdict(f)
+            print(f"  {f.name:<{width}}  {f.value:9.2f} {f.unit:<7} {f.note}{f' -- {met}' if met else ''}")
 
 
 def _write(path: str, info: dict[str, Any], sections: list[tuple[str, list[Any]]], **extra: Any) -> None:
-    out = {"machine": info, "sections": [{"title": t, "figures": [f.as_dict() for f in figs]} for t, figs in sections],
-           **extra}
+    out = {"machine": info,
+           "sections": [{"title": t, "figures": [{**f.as_dict(), "target": verdict(f) or None} for f in figs]}
+                        for t, figs in sections],
+           **extra}  # fmt: skip
     with open(path, "w") as fh:
         json.dump(out, fh, indent=2)
     print(f"\nfigures written to {path}")

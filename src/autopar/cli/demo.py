@@ -9,6 +9,15 @@ from typing import Any
 
 from autopar.cli._cluster import HELP, joined
 
+# Load average (1 min) before the run, per core, above which the demo gives no verdict: other work then
+# decides the times. 0.75 on 2 cores: other processes already keep one and a half cores busy.
+BUSY = 0.75
+
+
+def too_busy(load: float | None, cores: int) -> bool:
+    """Whether the load average before the run (None: unknown) leaves the verdicts to other work."""
+    return load is not None and load > BUSY * cores
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -69,6 +78,9 @@ def _demo(args: argparse.Namespace, devices: list[Any], copy_target: Any, why: s
 
         return f"{d} ({torch.cuda.get_device_name(d.index)})"
 
+    from autopar.cli._checks import cores, load_average
+
+    load = load_average()  # before this run adds its own
     print(f"devices: {describe(devices[0])} and {describe(devices[1])} -- {why}")
     size = args.size
     if size is None:
@@ -81,25 +93,52 @@ def _demo(args: argparse.Namespace, devices: list[Any], copy_target: Any, why: s
     if profiler is not None:
         profiler.__enter__()
     try:
-        result = chapter.run_chapter(devices[0], devices[1], copy_target, size, args.repeat, trials=args.trials)
+        result = chapter.run_chapter(devices[0], devices[1], copy_target, size, args.repeat, trials=args.trials,
+                                     phase=profiler.phase if profiler is not None else None)  # fmt: skip
     finally:
         if profiler is not None:
             profiler.__exit__(None, None, None)
     both = result.both_ratio
     copy = result.copy_ratio
+    n = cores()
+    busy = args.cluster is None and too_busy(load, n)
+
+    def verdict(ratio: float, ideal: str, none: str) -> str:
+        if busy:
+            return "too busy to tell"
+        return chapter.reading(ratio, ideal, none)
+
     none_both = (result.t1 + result.t2) / max(result.t1, result.t2)
     print()
     print(f"both / max(T1, T2)         = {both:.2f}  (1.00: side by side; {none_both:.2f}: one after the other) -- "
-          + chapter.reading(both, "the two devices ran side by side", "the devices ran one after the other"))
+          + verdict(both, "the two devices ran side by side", "the devices ran one after the other"))
     none_copy = (result.run + result.copy) / max(result.run, result.copy)
     print(f"run+copy / max(run, copy)  = {copy:.2f}  (1.00: copies hidden behind compute; {none_copy:.2f}: no overlap) -- "
-          + chapter.reading(copy, "copies overlapped with computation", "copies waited for computation"))
+          + verdict(copy, "copies overlapped with computation", "copies waited for computation"))
+    if load is not None:
+        where = f"load average {load:.2f} on {n} core{'s' if n != 1 else ''} before the run"
+        if busy:
+            print(f"{where}: other work kept the cores busy, so these times say more about it than about autopar; "
+                  "run again when the machine is quieter")
+        else:
+            print(where)
     if profiler is not None:
         if args.trace:
             profiler.export_chrome_trace(args.trace)
             print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
         if args.plot:
-            profiler.plot(args.plot, title=f"autopar demo on {devices[0]} and {devices[1]}")
+            profiler.plot(args.plot, title=f"autopar demo on {devices[0]} and {devices[1]} (phases shaded; the "
+                          "copies zoomed below when they are too thin to see)", window=_timed_span(profiler))  # fmt: skip
             print(f"timeline drawn in {args.plot}")
     progress(f"done in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _timed_span(prof: Any) -> tuple[float, float] | None:
+    """The timed phases, in ms from the profile's first op: the warm-up before them is left out of the picture."""
+    ran = prof._ran()
+    timed = [p for p in prof.phases if p.label != "warm-up"]
+    if not ran or not timed:
+        return None
+    t0 = min(r.start_ns for r in ran)
+    return (min(p.start_ns for p in timed) - t0) / 1e6, (max(p.end_ns for p in timed) - t0) / 1e6

@@ -21,13 +21,16 @@ def add_parser(sub: Any) -> None:
         "alongside) are measured by: python bench/training.py",
     )
     p.add_argument("--model", choices=["lenet", "resnet", "resnet18"], default="lenet", help="default: lenet")
-    p.add_argument("--data", metavar="PATH", help="a folder with the real Fashion-MNIST (the four *-idx?-ubyte files)")
+    p.add_argument("--data", metavar="PATH", help="the real MNIST or Fashion-MNIST: a folder with the four IDX files "
+                   "(also torchvision's MNIST/raw or FashionMNIST/raw under it), or a Keras-style .npz")
     p.add_argument("--epochs", type=int, help="epochs per run (default: 2 for LeNet, 1 for ResNet)")
     p.add_argument("--steps", type=int, help="steps per epoch (default: the whole training set for LeNet, 20 for ResNet)")
     p.add_argument("--batch-size", type=int, help="batch per device (default: 128 for LeNet, 32 for ResNet)")
     p.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default: 0.1)")
     p.add_argument("--test-samples", type=int, help="test images to classify (default: all 10,000; 1,000 for ResNet)")
-    p.add_argument("--quick", action="store_true", help="1 epoch of 30 steps, 1,000 test images (seconds, for a look)")
+    p.add_argument("--quick", action="store_true", help="a short look: LeNet 1 epoch of 30 steps and 1,000 test "
+                   "images; ResNet-18 4 steps of 16 images per device and 128 test images (each about 10 s on a "
+                   "2-core machine)")
     p.add_argument("--seed", type=int, default=0, help="data and initialisation seed (default: 0)")
     p.add_argument("--plot", metavar="FILE", help="PNG: the timeline of a few data-parallel steps, gradient sums "
                    "beside backward; the learning curves go to FILE with '-curves' before the suffix (needs matplotlib)")
@@ -41,15 +44,19 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     model = "resnet18" if args.model in ("resnet", "resnet18") else "lenet"
     lenet = model == "lenet"
     epochs = args.epochs if args.epochs is not None else (1 if args.quick or not lenet else 2)
-    steps = args.steps if args.steps is not None else (30 if args.quick else None if lenet else 20)
-    tests = args.test_samples if args.test_samples is not None else (1000 if args.quick or not lenet else None)
+    quick_steps, quick_tests = (30, 1000) if lenet else (4, 128)
+    steps = args.steps if args.steps is not None else (quick_steps if args.quick else None if lenet else 20)
+    tests = args.test_samples if args.test_samples is not None else (quick_tests if args.quick else
+                                                                     None if lenet else 1000)  # fmt: skip
+    batch = args.batch_size if args.batch_size is not None else (16 if args.quick and not lenet else None)
     for name, value in (("--epochs", epochs), ("--steps", steps), ("--batch-size", args.batch_size),
                         ("--test-samples", tests)):  # fmt: skip
         if value is not None and value < 1:
             raise ValueError(f"{name} must be a whole number >= 1")
     if not args.lr > 0:
         raise ValueError("--lr must be > 0")
-    return {"model": model, "epochs": epochs, "steps": steps, "tests": tests}
+    return {"model": model, "epochs": epochs, "steps": steps, "tests": tests, "batch": batch,
+            "warm_up": 1 if args.quick else 3}  # fmt: skip
 
 
 def _curves_path(path: str) -> str:
@@ -70,12 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, settings: dict[str, Any], devices: list[Any], why: str) -> int:
     from autopar.benchmarks import training
-    from autopar.datasets import fashion_mnist
+    from autopar.datasets import check_image_shape, fashion_mnist
     from autopar.nn import models
 
     data = fashion_mnist(args.data, seed=args.seed)
     name = settings["model"]
-    batch = args.batch_size or training.BATCH_PER_DEVICE[name]
+    check_image_shape(data, (1, 28, 28), "LeNet" if name == "lenet" else "this ResNet-18")
+    batch = settings["batch"] or training.BATCH_PER_DEVICE[name]
     count = models.build(name, args.seed).parameter_count
     print(f"autopar train: {name} ({count:,} parameters), SGD lr {args.lr:g}, batch {batch} per device")
     if data.synthetic:
@@ -83,7 +91,7 @@ def _train(args: argparse.Namespace, settings: dict[str, Any], devices: list[Any
     else:
         print(f"data: {data.name}")
     print(f"devices: {', '.join(map(str, devices))} ({why})")
-    training.warm_up(name, devices)
+    training.warm_up(name, devices, settings["warm_up"], batch)
     import gc
 
     gc.freeze()  # torch's ~300,000 objects out of Python's full collections (a ~0.2 s pause each, measured)
@@ -103,15 +111,15 @@ def _train(args: argparse.Namespace, settings: dict[str, Any], devices: list[Any
                                       report=report))  # fmt: skip
     one, many = results
     ratio = many.samples_per_s / one.samples_per_s
-    target = "" if args.cluster else f"; issue 9's target >= 1.7x: {'met' if ratio >= 1.7 else 'NOT met'} in this run"
+    target = "" if args.cluster else f"; target >= 1.7x: {'met' if ratio >= 1.7 else 'NOT met'} in this run"
     print(f"\n{len(devices)} devices / 1 device: {ratio:.2f}x samples/s "
           f"({many.samples_per_s:,.0f} vs {one.samples_per_s:,.0f}; same batch per device{target})")
     print(f"the step with gradient sums against the step without, and against PyTorch DDP run alongside: "
           f"python bench/training.py --model {name} (or autopar bench, LeNet)")
     if many.profile is not None:
         summary = many.profile.summary()
-        print(f"gradient traffic over 3 profiled steps: {summary.traffic_s * 1e3:.1f} ms on the copy lanes, "
-              f"{summary.traffic_hidden_share:.0%} of it while a compute lane was busy")
+        print(f"traffic between devices over 3 profiled steps (batch copies, gradient sums): "
+              f"{summary.traffic_s * 1e3:.1f} ms, {summary.traffic_hidden_share:.0%} of it while a compute lane was busy")
         if args.trace:
             many.profile.export_chrome_trace(args.trace)
             print(f"trace written to {args.trace} (open it in https://ui.perfetto.dev)")

@@ -203,6 +203,8 @@ class Device:
             if why is not None:
                 raise DeviceError(f"device {self} does not exist: {why}")
         elif self.kind == "cpu":
+            if self.index == 0:  # always there: naming it reads no setting (a bad one is reported where it is used)
+                return
             n = cpu_device_count()
             if self.index >= n:
                 have = ", ".join(f"cpu:{i}" for i in range(n))
@@ -290,11 +292,19 @@ cuda = gpu
 
 
 def try_gpu(i: int = 0) -> Device:
-    """``gpu(i)`` if it exists, else ``cpu()``."""
-    return gpu(i) if i < num_gpus() else cpu()
+    """``gpu(i)`` if it exists; with no GPU, ``cpu(i)`` if the CPU is split into that many devices; else ``cpu()``.
+
+    So the book's ``[try_gpu(i) for i in range(2)]`` names two devices that run
+    side by side after ``set_cpu_devices(2)`` on a machine without GPUs."""
+    n = num_gpus()
+    if i < n:
+        return gpu(i)
+    if n == 0 and 0 <= i < cpu_device_count():
+        return cpu(i)
+    return cpu()
 
 
 def try_all_gpus() -> list[Device]:
-    """Every GPU, or ``[cpu()]`` when there is none."""
+    """Every GPU; with none, every CPU device (``[cpu:0, cpu:1]`` after ``set_cpu_devices(2)``)."""
     n = num_gpus()
-    return [gpu(i) for i in range(n)] if n else [cpu()]
+    return [gpu(i) for i in range(n)] if n else [cpu(i) for i in range(cpu_device_count())]

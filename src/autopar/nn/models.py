@@ -35,15 +35,17 @@ MODELS = ("lenet", "resnet18")
 class Model:
     """Parameters, batch-norm statistics and a forward: ``model(x, params, buffers, training)``.
 
-    ``params`` and ``buffers`` default to the model's own; pass a device's
-    replica of the parameters (``parallel.replicate``) and its own statistics
-    (``buffers_on(device)``) to run it there.
+    ``params`` default to the model's own; pass a device's replica of the
+    parameters (``parallel.replicate``) to run it there. ``buffers`` default to
+    the statistics of the input's device (``buffers_for``): the model's own on
+    their device, a copy kept per other device.
     """
 
     name: str
     params: list[NDArray]
     buffers: list[NDArray] = field(default_factory=list)
     forward: Callable[..., NDArray] = field(default=lambda x, params, buffers, training: x, repr=False)
+    _device_buffers: dict[Any, list[NDArray]] = field(default_factory=dict, repr=False)
 
     def __call__(self, x: NDArray, params: list[NDArray] | None = None, buffers: list[NDArray] | None = None,
                  training: bool | None = None) -> NDArray:  # fmt: skip
@@ -51,12 +53,22 @@ class Model:
         train mode, which ``autograd.record()`` enters."""
         if training is None:
             training = _autograd.is_training()
-        return self.forward(x, self.params if params is None else params, self.buffers if buffers is None else buffers,
-                            training)  # fmt: skip
+        if buffers is None:
+            buffers = self.buffers_for(x.device) if type(x) is NDArray else self.buffers
+        return self.forward(x, self.params if params is None else params, buffers, training)
 
     def buffers_on(self, device: Any) -> list[NDArray]:
         """A copy of the batch-norm statistics on ``device`` (each device keeps its own)."""
         return [b.copyto(device) if b.device != device else b.copy() for b in self.buffers]
+
+    def buffers_for(self, device: Any) -> list[NDArray]:
+        """The statistics a forward on ``device`` updates: the model's own where they live, else that
+        device's copy, made on first use and kept (each device keeps its own, as DDP without SyncBatchNorm)."""
+        if not self.buffers or self.buffers[0].device == device:
+            return self.buffers
+        if device not in self._device_buffers:
+            self._device_buffers[device] = self.buffers_on(device)
+        return self._device_buffers[device]
 
     @property
     def parameter_count(self) -> int:

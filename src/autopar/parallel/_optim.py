@@ -137,12 +137,14 @@ class Adam(Optimizer):
     def begin_step(self) -> None:
         self.t += 1
 
-    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0) -> None:
+    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0,
+               step: int | None = None) -> None:  # fmt: skip
+        """``step``: this parameter's update count, 1 for its first (None: the count this optimizer keeps)."""
         m, v = state
         b1, b2 = self.betas
         # Bias correction counts this parameter's own updates, as torch.optim.Adam's per-parameter
         # "step" does: a step that did not reach the parameter (and so skipped it) is not counted.
-        t = self._steps[id(m)] = self._steps.get(id(m), 0) + 1
+        t = self._steps[id(m)] = self._steps.get(id(m), 0) + 1 if step is None else step
         if self.weight_decay:
             grad = grad * float(scale) + param * self.weight_decay
             scale = 1.0

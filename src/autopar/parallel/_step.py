@@ -41,9 +41,10 @@ from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.arrays._backward import backward
+from autopar.arrays._copy import copy_to_device
 from autopar.arrays._dispatch import push
 from autopar.engine._group import atomic
-from autopar.parallel._collectives import allreduce, broadcast
+from autopar.parallel._collectives import _devices, allreduce, broadcast
 from autopar.parallel._optim import Optimizer
 
 
@@ -82,18 +83,19 @@ def _bucket_view(row: Sequence[NDArray], indices: Sequence[int]) -> NDArray:
 
 
 def replicate(params: Sequence[NDArray], devices: Any) -> list[list[NDArray]]:
-    """One copy of ``params`` per device (copies on copy lanes; the device a parameter lives on
-    keeps it), each a leaf that requires grad: ``replicas[d][i]`` is parameter ``i`` on ``devices[d]``."""
+    """A fresh copy of ``params`` on each device (copies on copy lanes), each a leaf that requires grad:
+    ``replicas[d][i]`` is parameter ``i`` on ``devices[d]``.
+
+    Every replica is a copy, on the device a parameter lives on too: training
+    the replicas leaves ``params`` as they were, so a second ``replicate``
+    starts from the same values as the first."""
+    devs = _devices("replicate", devices)
     with _autograd.no_grad():
-        columns = [broadcast(p.detach() if p.requires_grad else p, devices) for p in params]
-    replicas = [list(row) for row in zip(*columns)]
+        sources = [p.detach() if p.requires_grad else p for p in params]
+        replicas = [[p.copy() if d == p.device else copy_to_device(p, d) for p in sources] for d in devs]
     for row in replicas:
-        for i, p in enumerate(row):
-            original = params[i]
-            if p._storage is original._storage and original.requires_grad:
-                row[i] = original
-            else:
-                p.attach_grad()
+        for p in row:
+            p.attach_grad()
     return replicas
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autopar import engine
 from autopar.engine import Op, OpState
+from autopar.profiler._traffic import TRAFFIC, Classifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,7 @@ class OpRecord:
     end_ns: int
     state: str  # "done", "failed", "skipped", "cancelled"
     error: str = ""
+    kind: str = ""  # "copy" (between devices), "sum" (of copied data into an array), "" (other): _traffic.py
 
     @property
     def ran(self) -> bool:
@@ -44,22 +48,28 @@ class LaneStats:
     utilisation: float  # busy / wall
 
 
-# Ops whose name starts with this are gradient traffic (autopar.parallel's allreduce names its copies and sums so).
-TRAFFIC_PREFIX = "allreduce"
+def is_traffic(record: OpRecord) -> bool:
+    """Whether an op is traffic between devices: a copy, or a sum of copied data (``_traffic.py``)."""
+    return record.kind in TRAFFIC
 
 
-def is_traffic(name: str) -> bool:
-    """Whether an op is gradient traffic: a copy or a sum of gradients across devices."""
-    return name.startswith(TRAFFIC_PREFIX)
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A labelled span of the profile (``with prof.phase("together"):``), drawn on the timeline."""
+
+    label: str
+    start_ns: int
+    end_ns: int
 
 
 @dataclass(frozen=True)
 class Summary:
     """Busy time per lane and, for the whole run, the share of wall time in
-    which at least two lanes were busy at once (the overlap). For training:
-    how long gradient traffic (``allreduce`` copies and sums) kept its lanes
-    busy, and how much of that ran while some compute lane was busy too --
-    the traffic hidden behind computation."""
+    which at least two lanes were busy at once (the overlap). And how long
+    traffic between devices -- copies, and sums of copied data such as
+    gradients summed across devices -- kept its lanes busy, and how much of
+    that ran while some compute lane was busy too: the traffic hidden behind
+    computation."""
 
     lanes: list[LaneStats]
     wall_s: float
@@ -87,7 +97,7 @@ class Summary:
         rows.append(f"wall time {self.wall_s:.4f} s; two or more lanes busy {self.overlap_s:.4f} s "
                     f"({self.overlap_share:.1%} of the time)")
         if self.traffic_s:
-            rows.append(f"gradient traffic (allreduce copies and sums) {self.traffic_s:.4f} s, "
+            rows.append(f"traffic between devices (copies, and sums of copied data) {self.traffic_s:.4f} s, "
                         f"{self.traffic_hidden_share:.1%} of it while a compute lane was busy")
         if self.failed or self.skipped:
             rows.append(f"{self.failed} op(s) failed, {self.skipped} skipped because an input had failed")
@@ -145,23 +155,29 @@ class Profile:
     started_ns: int = 0
     stopped_ns: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    phases: list[Phase] = field(default_factory=list)
+    _classifier: Classifier = field(default_factory=Classifier, repr=False)
+    _kinds: dict[int, str] = field(default_factory=dict, repr=False)
     _errors: dict[int, BaseException] = field(default_factory=dict, repr=False)  # record index -> not yet formatted
 
     # -- engine listener -------------------------------------------------------
 
     def op_pushed(self, op: Op) -> None:
-        pass
+        kind = self._classifier.classify(op)
+        if kind:
+            with self._lock:
+                self._kinds[id(op)] = kind
 
     def op_started(self, op: Op) -> None:
         pass
 
     def op_finished(self, op: Op) -> None:
         failed = op.failure is not None and op.state is OpState.FAILED
-        record = OpRecord(
-            op.name, str(op.device), op.lane, op.t_push, op.t_start, op.t_end or time.perf_counter_ns(),
-            op.state.value,
-        )
         with self._lock:
+            record = OpRecord(
+                op.name, str(op.device), op.lane, op.t_push, op.t_start, op.t_end or time.perf_counter_ns(),
+                op.state.value, "", self._kinds.pop(id(op), ""),
+            )
             if failed:
                 assert op.failure is not None
                 self._errors[len(self._records)] = op.failure.error
@@ -184,6 +200,16 @@ class Profile:
         with self._lock:
             self._records = list(records)
             self._errors = {}
+
+    @contextlib.contextmanager
+    def phase(self, label: str) -> Iterator[None]:
+        """``with prof.phase("together"):`` labels the block's span on the timeline and in the trace."""
+        start = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.phases.append(Phase(label, start, time.perf_counter_ns()))
 
     # -- context manager ---------------------------------------------------------
 
@@ -241,8 +267,8 @@ class Profile:
                 overlap += t - last
             active += delta
             last = t
-        traffic = _merge([(r.start_ns, r.end_ns) for r in ran if is_traffic(r.name)])
-        compute = _merge([(r.start_ns, r.end_ns) for r in ran if r.lane == "compute" and not is_traffic(r.name)])
+        traffic = _merge([(r.start_ns, r.end_ns) for r in ran if is_traffic(r)])
+        compute = _merge([(r.start_ns, r.end_ns) for r in ran if r.lane == "compute" and not is_traffic(r)])
         traffic_ns = sum(e - s for s, e in traffic)
         hidden_ns = _intersection(traffic, compute)
         return Summary(stats, wall, overlap / 1e9, failed, skipped, traffic_ns / 1e9, hidden_ns / 1e9)
@@ -266,11 +292,18 @@ class Profile:
             args: dict[str, Any] = {"state": r.state, "queued_us": round((r.start_ns - (r.push_ns or r.start_ns)) / 1e3, 3)}
             if r.error:
                 args["error"] = r.error
+            if r.kind:
+                args["traffic"] = r.kind
             events.append({
                 "name": r.name, "cat": r.lane, "ph": "X", "pid": pid[r.device], "tid": tid[(r.device, r.lane)],
                 "ts": round((r.start_ns - t0) / 1e3, 3), "dur": round(max(r.end_ns - r.start_ns, 0) / 1e3, 3),
                 "args": args,
             })
+        if self.phases:  # the labelled spans, on a row of their own above the devices
+            events.append({"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "phases"}})
+            for p in self.phases:
+                events.append({"name": p.label, "cat": "phase", "ph": "X", "pid": 0, "tid": 0,
+                               "ts": round((p.start_ns - t0) / 1e3, 3), "dur": round((p.end_ns - p.start_ns) / 1e3, 3)})
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"producer": "autopar"}}
 
     def export_chrome_trace(self, path: str | os.PathLike[str]) -> None:
@@ -278,11 +311,16 @@ class Profile:
         with open(path, "w") as fh:
             json.dump(self.chrome_trace(), fh)
 
-    def plot(self, path: str | os.PathLike[str], title: str | None = None) -> None:
-        """Draw the timeline as a PNG: one row per lane, each op a bar."""
+    def plot(self, path: str | os.PathLike[str], title: str | None = None, window: tuple[float, float] | None = None,
+             detail: bool = True) -> None:  # fmt: skip
+        """Draw the timeline as a PNG: one row per lane, each op a bar, the phases shaded.
+
+        ``window=(start_ms, end_ms)`` (from the first op's start) draws only
+        that span; ``detail`` adds a zoomed panel on the first burst of traffic
+        between devices when it is too short to see at that scale (``_plot.py``)."""
         from autopar.profiler._plot import plot_timeline
 
-        plot_timeline(self, path, title)
+        plot_timeline(self, path, title, window, detail)
 
 
 def profile() -> Profile:
