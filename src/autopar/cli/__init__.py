@@ -1,4 +1,4 @@
-"""``autopar devices | demo | bench | train``: see the parallelism from the shell."""
+"""``autopar devices | demo | bench | train | cluster``: see the parallelism from the shell."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from autopar.errors import AutoparError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from autopar.cli import bench, demo, devices, train
+    from autopar.cli import bench, cluster, demo, devices, train
 
     parser = argparse.ArgumentParser(
         prog="autopar",
@@ -22,6 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_parser(sub)
     bench.add_parser(sub)
     train.add_parser(sub)
+    cluster.add_parser(sub)
     return parser
 
 

@@ -15,6 +15,23 @@ from typing import Any
 
 KINDS = ("bind", "into", "read", "write", "copy", "seed", "grad")
 USER_CODE_OP = "call"  # the table entry whose static `fn` is the user's own function
+RANDOM_OPS = "random"  # the table's draws are named "random", "random.choice": each draw advances the generator
+
+
+def idempotent(call: tuple[Any, ...]) -> bool:
+    """Whether running ``call`` twice leaves the node as running it once (so it may be sent again).
+
+    Reads, uploads, copies and seeding set a key to a value; a ``bind``
+    makes fresh arrays under its output keys from inputs it only reads (the
+    user's ``autopar.call`` functions are taken to be pure, as every kernel
+    is) -- except a random draw, which advances the generator. An ``into``
+    writes in place (``x += 1`` twice is not once) and ``grad`` adds into
+    gradients: never sent twice.
+    """
+    kind = call[0]
+    if kind == "bind":
+        return not str(call[1]).startswith(RANDOM_OPS)
+    return kind in ("read", "write", "copy", "seed")
 
 
 def lookup(name: str) -> Any:
