@@ -196,7 +196,8 @@ def test_the_readmes_cluster_example_runs_as_printed_on_a_local_cluster_that_bin
     import numpy as np
     import psutil
 
-    from autopar.cluster import _session, _started
+    from autopar.cluster import _session
+    from autopar.cluster._local import processes
 
     autopar.cluster.disconnect()
     home_token = os.path.expanduser("~/.ray/auth_token")
@@ -210,7 +211,7 @@ def test_the_readmes_cluster_example_runs_as_printed_on_a_local_cluster_that_bin
         session = _session.current()
         seen["tmpdir"] = tmpdir = session.tmpdir
         seen["token_mode"] = os.stat(os.path.join(tmpdir, "auth_token")).st_mode
-        procs = _started.processes(tmpdir)
+        procs = processes(tmpdir)
         seen["servers"] = [p for p in procs if p.name() in ("raylet", "gcs_server")]
         seen["server_names"] = sorted(p.name() for p in seen["servers"])
         pids = {p.pid for p in procs}

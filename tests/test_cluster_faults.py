@@ -27,20 +27,7 @@ ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 
 N0, N1 = "node0/cpu:0", "node1/cpu:0"
-
-
-def _node_processes(node) -> list:  # type: ignore[no-untyped-def,type-arg]
-    """Every process of a Ray node (Ray's ``Node`` handle): its raylet, agents, and the workers they started."""
-    procs = {}
-    for infos in node.all_processes.values():
-        for info in infos:
-            try:
-                p = psutil.Process(info.process.pid)
-                procs[p.pid] = p
-                procs.update({c.pid: c for c in p.children(recursive=True)})
-            except psutil.NoSuchProcess:
-                pass
-    return list(procs.values())
+from autopar.cluster._local import kill, node_processes, processes  # noqa: E402 - after the importorskip
 
 
 def _runtimes(procs) -> list:  # type: ignore[no-untyped-def,type-arg]
@@ -53,15 +40,6 @@ def _runtimes(procs) -> list:  # type: ignore[no-untyped-def,type-arg]
         except psutil.NoSuchProcess:
             pass
     return out
-
-
-def _kill_all(procs) -> None:  # type: ignore[no-untyped-def]
-    """SIGKILL (which ends a stopped process too); their parents, or init, reap them."""
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
 
 
 @pytest.fixture
@@ -83,7 +61,7 @@ def test_a_hung_node_is_lost_after_node_timeout_and_joining_without_a_token_warn
             autopar.cluster.connect(cluster.address, timeout=30)
         x, y = ap.ones(4, device=N0), ap.ones(4, device=N1)
         (x + y.to(N0)).wait_to_read()
-        stopped = _node_processes(cluster.worker_nodes[0])
+        stopped = node_processes(cluster.worker_nodes[0])
         assert _runtimes(stopped), "node1's runtime is among the processes stopped"
         try:
             for p in stopped:
@@ -100,7 +78,8 @@ def test_a_hung_node_is_lost_after_node_timeout_and_joining_without_a_token_warn
                 ap.waitall()
         finally:
             autopar.cluster.disconnect()
-            _kill_all(stopped)
+            kill(stopped)
+    assert not processes(cluster.tmpdir), "a process of the cluster outlived it"
 
 
 # -- a dead raylet: its arrays fail, and connecting again goes on with the nodes that remain ---------
@@ -130,11 +109,11 @@ def test_cluster_start_joins_with_its_token_and_reconnecting_after_a_node_died_k
         assert [str(d) for d in devices] == [N0, N1]
         x, y = ap.ones(4, device=N0), ap.ones(4, device=N1)
         y.wait_to_read()
-        raylets = [p for p in _started.processes(record["tmpdir"]) if p.name() == "raylet"]
+        raylets = [p for p in processes(record["tmpdir"]) if p.name() == "raylet"]
         node1 = next(n for n in autopar.cluster.nodes() if n.name == "node1")
         raylet = next(p for p in raylets
                       if any(c.status == psutil.CONN_LISTEN and c.laddr.port == node1.port for c in p.net_connections("tcp")))
-        _kill_all([raylet, *raylet.children(recursive=True)])  # node1 crashes: its raylet, agents and runtime
+        kill([raylet, *raylet.children(recursive=True)])  # node1 crashes: its raylet, agents and runtime
         with pytest.raises(ap.NodeLostError, match="node1"):
             (y + 1).numpy()
         assert any(n["NodeID"] == node1.node_id and n["Alive"] for n in ray.nodes()), \
@@ -151,7 +130,7 @@ def test_cluster_start_joins_with_its_token_and_reconnecting_after_a_node_died_k
         assert main(["cluster", "stop", address]) == 0
     assert f"stopped the cluster at {address}" in capsys.readouterr().out
     assert not os.path.exists(record["tmpdir"]) and _started.find(address) is None
-    assert not _started.processes(record["tmpdir"])
+    assert not processes(record["tmpdir"])
 
 
 # -- losing the head: Ray ends the driver; autopar fails the head's arrays first, leaves no runtime --
@@ -194,7 +173,7 @@ def test_losing_the_head_fails_its_arrays_then_ray_ends_the_driver_and_no_runtim
                 if line.startswith("READY"):
                     break
             assert head_out and head_out[-1].startswith("READY"), "".join(head_out)[-3000:]
-            runtimes = _runtimes(_node_processes(cluster.worker_nodes[0]))
+            runtimes = _runtimes(node_processes(cluster.worker_nodes[0]))
             assert len(runtimes) == 1
             cluster.remove_node(cluster.head_node)  # every process of the head, killed at once
             out, _ = driver.communicate(timeout=120)
@@ -210,3 +189,4 @@ def test_losing_the_head_fails_its_arrays_then_ray_ends_the_driver_and_no_runtim
         assert "GCS" in out[out.index(lines[lost]):]  # Ray says why: it lost the GCS
         _, alive = psutil.wait_procs(runtimes, timeout=60)
         assert not alive, "node1's runtime outlived the cluster's head"
+    assert not processes(cluster.tmpdir), "a process of the cluster outlived it"

@@ -218,29 +218,28 @@ class LocalCluster:
         return self._cluster.add_node(**self._node_args)
 
     def remove_node(self, node: Any) -> None:
-        """Kill every process of ``node`` at once (no graceful shutdown), as a crash would."""
+        """Kill every process of ``node`` at once -- its raylet, the agents and workers it started -- as a crash
+        would (Ray kills only the processes it recorded; the agents would linger for two minutes)."""
+        procs = node_processes(node)
         self._cluster.remove_node(node, allow_graceful=False)
-
-    def pids(self) -> list[int]:
-        """The processes Ray started for the nodes (raylets, the GCS, agents; not the workers they start)."""
-        nodes = [self._cluster.head_node, *self._cluster.worker_nodes] if self._cluster is not None else []
-        return [info.process.pid for node in nodes if node is not None
-                for infos in node.all_processes.values() for info in infos]  # fmt: skip
+        kill(procs)
 
     def stop(self) -> None:
-        """Stop the cluster (disconnecting this process first if it is joined to it)."""
+        """Stop the cluster at once, every process of it (disconnecting this process first if it is joined to it)."""
         if self._cluster is not None:
             from autopar.cluster import _session
 
             session = _session._session
             if session is not None and session.address == self.address:
                 _session.disconnect()
+            procs = processes(self.tmpdir)
             for node in list(self._cluster.worker_nodes):
                 self._cluster.remove_node(node, allow_graceful=False)
             if self._cluster.head_node is not None:
                 self._cluster.remove_node(self._cluster.head_node, allow_graceful=False)
             self._cluster.shutdown()
             self._cluster = None
+            kill(procs)
         self._env.restore()
         reload_ray_config()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
@@ -250,6 +249,59 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def processes(tmpdir: str) -> list[Any]:
+    """Every running process of the local cluster whose files are in ``tmpdir``, and their children.
+
+    Ray's processes name the directory on their command line, or carry it as
+    ``RAY_TMPDIR`` (set by :func:`prepare` before any of them started); a
+    process whose title Ray replaced (``ray::DashboardAgent``) still has it in
+    its environment, even once its raylet is gone.
+    """
+    psutil = _psutil()
+    found: dict[int, Any] = {}
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if p.pid != os.getpid() and (tmpdir in " ".join(p.info["cmdline"] or [])
+                                         or p.environ().get("RAY_TMPDIR") == tmpdir):  # fmt: skip
+                found[p.pid] = p
+                found.update({c.pid: c for c in p.children(recursive=True)})
+        except psutil.Error:
+            continue
+    return list(found.values())
+
+
+def node_processes(node: Any) -> list[Any]:
+    """Every running process of a Ray node (Ray's ``Node`` handle): those Ray recorded, and their children."""
+    psutil = _psutil()
+    found: dict[int, Any] = {}
+    for infos in node.all_processes.values():
+        for info in infos:
+            try:
+                p = psutil.Process(info.process.pid)
+                found[p.pid] = p
+                found.update({c.pid: c for c in p.children(recursive=True)})
+            except psutil.Error:
+                continue
+    return list(found.values())
+
+
+def kill(procs: list[Any], wait: float = 10.0) -> None:
+    """SIGKILL ``procs`` (a stopped process too) and wait up to ``wait`` s for them to go."""
+    psutil = _psutil()
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(procs, timeout=wait)
+
+
+def _psutil() -> Any:
+    """psutil, which Ray brings along (``ray/thirdparty_files``, on the path once Ray is imported)."""
+    importlib.import_module("ray")
+    return importlib.import_module("psutil")
 
 
 def _check_whole(name: str, value: object, least: int) -> None:

@@ -9,21 +9,21 @@ directory (``autopar-ray-*`` in the temporary directory, readable by this
 user only) holds Ray's files, the token and :data:`RECORD`: the address and
 the token's path. ``connect(address)`` looks the address up here and
 authenticates with that token; ``connect("auto")`` finds the cluster when it
-is the only one running. Stopping kills every process whose command line
-names the directory (Ray's processes carry its path) and their children,
-then removes the directory.
+is the only one running. Stopping kills every process of the cluster
+(``_local.processes``), then removes the directory.
 """
 
 from __future__ import annotations
 
 import glob
-import importlib
 import json
 import os
 import shutil
 import stat
 import tempfile
 from typing import Any
+
+from autopar.cluster._local import kill, processes
 
 RECORD = "cluster.json"
 
@@ -66,40 +66,14 @@ def find(address: str) -> dict[str, Any] | None:
     return None
 
 
-def processes(tmpdir: str) -> list[Any]:
-    """The running processes of the cluster whose files are in ``tmpdir``: those naming it, and their children."""
-    psutil = _psutil()
-    procs: dict[int, Any] = {}
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            if tmpdir in " ".join(p.info["cmdline"] or []):
-                procs[p.pid] = p
-                procs.update({c.pid: c for c in p.children(recursive=True)})
-        except psutil.Error:
-            continue
-    return [p for p in procs.values() if p.pid != os.getpid()]
-
-
 def running(record: dict[str, Any]) -> bool:
     return bool(processes(record["tmpdir"]))
 
 
-def stop(record: dict[str, Any], wait: float = 10.0) -> int:
-    """Stop the started cluster of ``record`` at once (SIGKILL, as Ray's own test clusters are stopped: nothing
-    of it is kept), remove its directory; how many processes it had."""
-    psutil = _psutil()
+def stop(record: dict[str, Any]) -> int:
+    """Stop the started cluster of ``record`` at once (SIGKILL: nothing of it is kept), remove its directory;
+    how many processes it had."""
     procs = processes(record["tmpdir"])
-    for p in procs:
-        try:
-            p.kill()  # also ends a stopped process
-        except psutil.Error:
-            pass
-    psutil.wait_procs(procs, timeout=wait)
+    kill(procs)
     shutil.rmtree(record["tmpdir"], ignore_errors=True)
     return len(procs)
-
-
-def _psutil() -> Any:
-    """psutil, which Ray brings along (``ray/thirdparty_files``, on the path once Ray is imported)."""
-    importlib.import_module("ray")
-    return importlib.import_module("psutil")
