@@ -254,17 +254,19 @@ class LocalCluster:
 def processes(tmpdir: str) -> list[Any]:
     """Every running process of the local cluster whose files are in ``tmpdir``, and their children.
 
-    Ray's processes name the directory on their command line, or carry it as
-    ``RAY_TMPDIR`` (set by :func:`prepare` before any of them started); a
-    process whose title Ray replaced (``ray::DashboardAgent``) still has it in
-    its environment, even once its raylet is gone.
+    Ray's processes name the directory on their command line; one whose title
+    Ray replaced (``ray::DashboardAgent``, ``ray::NodeRuntime``) carries it as
+    ``RAY_TMPDIR`` (set by :func:`prepare` before any of them started), even
+    once its raylet is gone. Other processes that inherited ``RAY_TMPDIR`` (a
+    program's own subprocesses) are not Ray's and are left alone.
     """
     psutil = _psutil()
     found: dict[int, Any] = {}
     for p in psutil.process_iter(["cmdline"]):
         try:
-            if p.pid != os.getpid() and (tmpdir in " ".join(p.info["cmdline"] or [])
-                                         or p.environ().get("RAY_TMPDIR") == tmpdir):  # fmt: skip
+            command = " ".join(p.info["cmdline"] or [])
+            if p.pid != os.getpid() and (tmpdir in command or command.startswith("ray::")
+                                         and p.environ().get("RAY_TMPDIR") == tmpdir):  # fmt: skip
                 found[p.pid] = p
                 found.update({c.pid: c for c in p.children(recursive=True)})
         except psutil.Error:
