@@ -302,3 +302,22 @@ def test_cluster_cli_help_and_bad_arguments() -> None:
     with pytest.raises(SystemExit):
         main(["cluster", "start", "--help"])
     assert main(["cluster", "start", "--nodes", "0"]) == 1  # one clear line, no traceback
+
+
+@pytest.mark.cuda
+def test_a_local_cluster_gives_this_machines_gpus_to_node0_only() -> None:
+    """Two raylets on one machine would both claim its GPUs: a local cluster gives them to node0, and node1's
+    runtime (no GPU asked of Ray) sees none."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    pytest.importorskip("ray")
+    autopar.cluster.disconnect()
+    devices = autopar.cluster.connect()
+    try:
+        gpus = [f"node0/cuda:{i}" for i in range(torch.cuda.device_count())]
+        assert sorted(str(d) for d in devices) == sorted(["node0/cpu:0", *gpus, "node1/cpu:0"])
+        x = autopar.ones(4, device=gpus[0])
+        assert (x + 1).sum().item() == 8.0
+    finally:
+        autopar.cluster.disconnect()
