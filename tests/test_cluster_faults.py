@@ -9,7 +9,6 @@ stop`` in a ``finally``, and every process a test stopped is killed by it.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -23,11 +22,11 @@ import pytest
 import autopar as ap
 import autopar.cluster
 
-ray = pytest.importorskip("ray")
+from autopar.cluster._local import kill, node_processes, processes
+
 psutil = pytest.importorskip("psutil")
 
 N0, N1 = "node0/cpu:0", "node1/cpu:0"
-from autopar.cluster._local import kill, node_processes, processes  # noqa: E402 - after the importorskip
 
 
 def _runtimes(procs) -> list:  # type: ignore[no-untyped-def,type-arg]
@@ -44,7 +43,8 @@ def _runtimes(procs) -> list:  # type: ignore[no-untyped-def,type-arg]
 
 @pytest.fixture
 def alone() -> Iterator[None]:
-    """Not connected to the session's cluster while a test uses a cluster of its own."""
+    """Not connected to the session's cluster while a test uses a cluster of its own (Ray imported only now)."""
+    pytest.importorskip("ray")
     autopar.cluster.disconnect()
     yield
     autopar.cluster.disconnect()
@@ -116,6 +116,8 @@ def test_cluster_start_joins_with_its_token_and_reconnecting_after_a_node_died_k
         kill([raylet, *raylet.children(recursive=True)])  # node1 crashes: its raylet, agents and runtime
         with pytest.raises(ap.NodeLostError, match="node1"):
             (y + 1).numpy()
+        import ray
+
         assert any(n["NodeID"] == node1.node_id and n["Alive"] for n in ray.nodes()), \
             "Ray still lists the dead node (its health check takes about a minute): the case to recover from"
         with pytest.warns(autopar.cluster.ClusterWarning, match=r"skipped node1: its raylet is gone .*refused"):
