@@ -76,8 +76,11 @@ def _stop(args: argparse.Namespace) -> int:
                              f"started: {', '.join(r['address'] for r in records) or 'none'}")  # fmt: skip
     elif len(records) == 1:
         chosen = records
+    elif not records:
+        print("no cluster started by autopar cluster start to stop")
+        return 0
     else:
-        raise ValueError(f"{len(records)} clusters were started here ({', '.join(r['address'] for r in records) or 'none'}); "
+        raise ValueError(f"{len(records)} clusters were started here ({', '.join(r['address'] for r in records)}); "
                          f"name one (autopar cluster stop ADDRESS) or pass --all")  # fmt: skip
     for record in chosen:
         ended = _started.stop(record)
