@@ -1,0 +1,51 @@
+"""The cluster layer's decisions, tested fast: fakes stand in for Ray's calls, no cluster is started.
+
+What is resent after a transient fault and on what schedule, when a node
+counts as gone, which nodes a reconnect skips, how big a local cluster's
+stores are, when joining warns, which processes belong to a cluster. The
+cluster tests (test_cluster*.py) check the same paths end to end on real
+clusters; these pin each rule so that a wrong one fails here in a second.
+Every address is on the loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from autopar.cluster import _kernels
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "autopar")
+
+
+# -- which calls may be sent twice ------------------------------------------------------------------
+
+
+def _bind(name: str) -> tuple[object, ...]:
+    return ("bind", name, (), {}, (1,), "cpu:0", "compute", name, None)
+
+
+def test_only_calls_that_set_a_key_to_a_value_are_idempotent() -> None:
+    for call in [("read", (1, None)), ("write", 1, "cpu:0"), ("copy", (1, None), 2, "cpu:0"), ("seed", "cpu:0", 3),
+                 _bind("add"), _bind("matmul"), _bind("call")]:  # fmt: skip
+        assert _kernels.idempotent(call), call
+    into = ("into", "assign", (1, None, (2,), None), (), {}, "w", "unsafe", "cpu:0", "compute")
+    grad = ("grad", 1, (), (), False, "cpu:0", "compute", "g")
+    for call in [into, grad, _bind("random"), _bind("random.choice"), _bind("dropout")]:
+        assert not _kernels.idempotent(call), call
+
+
+def test_every_op_bound_with_a_generator_state_is_a_draw_that_is_never_resent() -> None:
+    """A second run of an op that draws from the device's generator advances it again (other numbers, a seeded
+    program no longer reproducible): every op the array layer binds with ``state=`` must be in DRAWS."""
+    stateful = set()
+    for root, _, files in os.walk(SRC):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), encoding="utf-8") as fh:
+                    stateful.update(re.findall(r'bind\(TABLE\["([\w.]+)"\][^\n]*\bstate=', fh.read()))
+    assert {"random", "dropout"} <= stateful  # the scan finds them
+    assert stateful <= _kernels.DRAWS, stateful - _kernels.DRAWS
+    assert not any(_kernels.idempotent(_bind(name)) for name in stateful)
