@@ -49,3 +49,45 @@ def test_every_op_bound_with_a_generator_state_is_a_draw_that_is_never_resent() 
     assert {"random", "dropout"} <= stateful  # the scan finds them
     assert stateful <= _kernels.DRAWS, stateful - _kernels.DRAWS
     assert not any(_kernels.idempotent(_bind(name)) for name in stateful)
+
+
+# -- which processes belong to a local cluster (what `disconnect` and `autopar cluster stop` kill) ------
+
+
+class _FakeProcess:
+    def __init__(self, pid: int, argv: list[str], env: dict[str, str] | None = None,
+                 children: list[_FakeProcess] | None = None) -> None:  # fmt: skip
+        self.pid, self.info, self._env, self._children = pid, {"cmdline": argv}, env or {}, children or []
+
+    def environ(self) -> dict[str, str]:
+        return self._env
+
+    def children(self, recursive: bool = False) -> list[_FakeProcess]:
+        return self._children
+
+
+def test_a_clusters_processes_are_rays_programs_naming_its_directory_and_nothing_else(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import types
+
+    from autopar.cluster import _local
+
+    tmp = "/tmp/autopar-ray-abcd1234"
+    ray = "/venv/lib/python3.11/site-packages/ray"
+    worker = _FakeProcess(12, ["ray::IDLE"], {"RAY_TMPDIR": tmp})
+    procs = [
+        _FakeProcess(1, [f"{ray}/core/src/ray/gcs/gcs_server", f"--log_dir={tmp}/ray/session_1/logs"]),
+        _FakeProcess(2, [f"{ray}/core/src/ray/raylet/raylet", f"--raylet_socket_name={tmp}/ray/s/raylet"],
+                     children=[worker]),  # fmt: skip
+        _FakeProcess(3, ["/venv/bin/python", "-u", f"{ray}/autoscaler/_private/monitor.py", f"--logs-dir={tmp}/ray"]),
+        _FakeProcess(4, ["ray::NodeRuntime"], {"RAY_TMPDIR": tmp}),  # titled by Ray: found by its environment
+        # not the cluster's:
+        _FakeProcess(5, ["tail", "-f", f"{tmp}/ray/session_latest/logs/raylet.out"]),  # the user reading its logs
+        _FakeProcess(6, ["/venv/bin/python", "train.py"], {"RAY_TMPDIR": tmp}),  # the driver's own subprocess
+        _FakeProcess(7, ["/venv/bin/python", f"{tmp}/ray/session_1/x.py"]),  # a script in the directory: not Ray's
+        _FakeProcess(8, ["ray::NodeRuntime"], {"RAY_TMPDIR": "/tmp/autopar-ray-other"}),  # another cluster's
+        _FakeProcess(9, [f"{ray}/core/src/ray/raylet/raylet", "--raylet_socket_name=/tmp/autopar-ray-other/s"]),
+        _FakeProcess(os.getpid(), ["ray::NodeRuntime"], {"RAY_TMPDIR": tmp}),  # never this process
+    ]
+    fake = types.SimpleNamespace(process_iter=lambda attrs: iter(procs), Error=OSError)
+    monkeypatch.setattr(_local, "_psutil", lambda: fake)
+    assert sorted(p.pid for p in _local.processes(tmp)) == [1, 2, 3, 4, 12]

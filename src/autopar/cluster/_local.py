@@ -254,24 +254,41 @@ class LocalCluster:
 def processes(tmpdir: str) -> list[Any]:
     """Every running process of the local cluster whose files are in ``tmpdir``, and their children.
 
-    Ray's processes name the directory on their command line; one whose title
-    Ray replaced (``ray::DashboardAgent``, ``ray::NodeRuntime``) carries it as
-    ``RAY_TMPDIR`` (set by :func:`prepare` before any of them started), even
-    once its raylet is gone. Other processes that inherited ``RAY_TMPDIR`` (a
-    program's own subprocesses) are not Ray's and are left alone.
+    A process counts if it runs one of Ray's programs (:func:`ray_program`)
+    and names the directory on its command line or carries it as
+    ``RAY_TMPDIR`` (set by :func:`prepare` before any of them started: a
+    worker Ray titled ``ray::NodeRuntime`` shows no command line, even once
+    its raylet is gone). Anything else is left alone: a program's own
+    subprocesses that inherited ``RAY_TMPDIR``, a ``tail -f`` of the
+    cluster's logs. (Ray's agents hide both behind their title; they are
+    their raylet's children, and end with it.)
     """
     psutil = _psutil()
     found: dict[int, Any] = {}
     for p in psutil.process_iter(["cmdline"]):
         try:
-            command = " ".join(p.info["cmdline"] or [])
-            if p.pid != os.getpid() and (tmpdir in command or command.startswith("ray::")
-                                         and p.environ().get("RAY_TMPDIR") == tmpdir):  # fmt: skip
+            argv = p.info["cmdline"] or []
+            if p.pid == os.getpid() or not ray_program(argv, tmpdir):
+                continue
+            if tmpdir in " ".join(argv) or p.environ().get("RAY_TMPDIR") == tmpdir:
                 found[p.pid] = p
                 found.update({c.pid: c for c in p.children(recursive=True)})
         except psutil.Error:
             continue
     return list(found.values())
+
+
+def ray_program(argv: list[str], tmpdir: str) -> bool:
+    """Whether the command line ``argv`` runs one of Ray's programs: a process Ray titled (``ray::...``), or a
+    binary (raylet, gcs_server) or Python script inside a ``ray`` package directory -- not one in ``tmpdir``."""
+    if not argv:
+        return False
+    if argv[0].startswith("ray::"):
+        return True
+    program = argv[0]
+    if os.path.basename(program).startswith("python"):
+        program = next((a for a in argv[1:] if not a.startswith("-")), "")
+    return "ray" in program.split(os.sep)[:-1] and not program.startswith(tmpdir)
 
 
 def node_processes(node: Any) -> list[Any]:
