@@ -91,3 +91,41 @@ def test_a_clusters_processes_are_rays_programs_naming_its_directory_and_nothing
     fake = types.SimpleNamespace(process_iter=lambda attrs: iter(procs), Error=OSError)
     monkeypatch.setattr(_local, "_psutil", lambda: fake)
     assert sorted(p.pid for p in _local.processes(tmp)) == [1, 2, 3, 4, 12]
+
+
+# -- connect("auto"): which cluster ----------------------------------------------------------------
+
+
+def test_auto_is_ray_address_then_rays_record_then_the_one_cluster_autopar_started_never_any_found(
+        monkeypatch) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    import types
+
+    from autopar.cluster import _join, _started
+    from autopar.errors import ClusterError
+
+    recorded: list[str | None] = [None]
+    scanned = ["127.0.0.1:9"]  # a GCS process of someone else's cluster on this machine: never chosen
+    services = types.SimpleNamespace(find_bootstrap_address=lambda temp_dir: recorded[0],
+                                     find_gcs_addresses=lambda: scanned,
+                                     get_ray_address_from_environment=lambda addr, temp_dir: scanned[0])  # fmt: skip
+    ray = types.SimpleNamespace(_private=types.SimpleNamespace(services=services))
+    started = [{"address": "127.0.0.1:7001", "tmpdir": "a"}, {"address": "127.0.0.1:7002", "tmpdir": "b"}]
+    running = {"a"}
+    monkeypatch.setattr(_started, "records", lambda: started)
+    monkeypatch.setattr(_started, "running", lambda record: record["tmpdir"] in running)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+    assert _join.resolve(ray, "127.0.0.1:5") == "127.0.0.1:5"  # only "auto" is looked up
+    assert _join.resolve(ray, "auto") == "127.0.0.1:7001"  # the one autopar started that runs
+    recorded[0] = "127.0.0.1:6379"  # `ray start` recorded its cluster
+    assert _join.resolve(ray, "auto") == "127.0.0.1:6379"
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6380")
+    assert _join.resolve(ray, "auto") == "127.0.0.1:6380"
+    monkeypatch.delenv("RAY_ADDRESS")
+    recorded[0] = None
+    running.add("b")
+    with pytest.raises(ClusterError, match=r"autopar cluster start runs 2 \(127\.0\.0\.1:7001, 127\.0\.0\.1:7002\)"):
+        _join.resolve(ray, "auto")
+    running.clear()
+    with pytest.raises(ClusterError, match=r"no running Ray cluster found .* runs 0; pass the address"):
+        _join.resolve(ray, "auto")

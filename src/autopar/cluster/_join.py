@@ -5,7 +5,8 @@ start itself:
 
 - **Where.** ``"auto"`` is Ray's rule (``RAY_ADDRESS``, or the cluster last
   started on this machine by ``ray start``), else the one cluster that
-  ``autopar cluster start`` is running (``_started``).
+  ``autopar cluster start`` is running (``_started``) -- never whatever
+  Ray's process scan happens to find (:func:`resolve`).
 - **Is anyone there.** Ray retries an address where nothing listens for many
   minutes (822 s measured). One TCP connect first (``_net.probe``, bounded by
   ``timeout``): a refusal or silence fails at once, naming what was tried.
@@ -24,6 +25,7 @@ start itself:
 from __future__ import annotations
 
 import math
+import os
 import sys
 import warnings
 from typing import Any
@@ -47,13 +49,21 @@ class InsecureClusterWarning(ClusterWarning):
 
 
 def resolve(ray: Any, address: str) -> str:
-    """The address ``connect(address)`` will reach (``"auto"`` resolved); ClusterError if none is found."""
+    """The address ``connect(address)`` will reach (``"auto"`` resolved); ClusterError if none is found.
+
+    ``"auto"``: ``RAY_ADDRESS``, else the cluster ``ray start`` last recorded
+    on this machine (Ray's own rule), else the one cluster ``autopar cluster
+    start`` runs. Not Ray's last resort -- any GCS process found running on
+    the machine, whoever started it -- which would join a cluster nobody named.
+    """
     if address != "auto":
         return address
-    try:
-        found = ray._private.services.get_ray_address_from_environment("auto", None)
-    except Exception:  # noqa: BLE001 - Ray found no cluster: try the ones autopar started
-        found = None
+    found = os.environ.get("RAY_ADDRESS") or None
+    if found in (None, "auto"):
+        try:
+            found = ray._private.services.find_bootstrap_address(None)
+        except Exception:  # noqa: BLE001 - no record, or a Ray that keeps none
+            found = None
     if found not in (None, "auto", "local"):
         return str(found)
     started = [r for r in _started.records() if _started.running(r)]
@@ -62,8 +72,8 @@ def resolve(ray: Any, address: str) -> str:
     listed = f" ({', '.join(r['address'] for r in started)})" if started else ""
     raise ClusterError(
         f"connect('auto'): no running Ray cluster found -- RAY_ADDRESS is not set, Ray has no cluster recorded "
-        f"on this machine, and autopar cluster start runs {len(started)}{listed}; pass the address "
-        f"('host:port'), or call connect() for a local cluster"
+        f"on this machine (ray start records one), and autopar cluster start runs {len(started)}{listed}; pass "
+        f"the address ('host:port'), or call connect() for a local cluster"
     )
 
 
