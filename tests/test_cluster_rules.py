@@ -129,3 +129,43 @@ def test_auto_is_ray_address_then_rays_record_then_the_one_cluster_autopar_start
     running.clear()
     with pytest.raises(ClusterError, match=r"no running Ray cluster found .* runs 0; pass the address"):
         _join.resolve(ray, "auto")
+
+
+# -- joining: what was tried, said plainly -----------------------------------------------------------
+
+
+def _listening() -> object:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    return listener
+
+
+def test_a_cluster_that_refuses_the_drivers_token_says_so_not_that_nothing_answered(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ray says only "Failed to connect"; the reason -- its AuthenticationError, as Ray 2.60 raises it within a
+    second for a token cluster joined without the token -- is in the causes."""
+    ray = pytest.importorskip("ray")
+    import autopar.cluster
+    from autopar.errors import ClusterError
+
+    def refused(**kwargs: object) -> None:
+        try:
+            raise RuntimeError("Failed to connect to GCS. Last connection error: ray.exceptions.AuthenticationError: "
+                               "RPC error: InvalidAuthToken: Authentication token is missing or incorrect.")
+        except RuntimeError as cause:
+            raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:1") from cause
+
+    autopar.cluster.disconnect()
+    monkeypatch.setattr(ray, "init", refused)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    with _listening() as listener:  # type: ignore[attr-defined]
+        address = "127.0.0.1:%d" % listener.getsockname()[1]
+        with pytest.raises(ClusterError, match=r"requires Ray's token authentication and refused this driver's "
+                                               r"token \(it has none: RAY_AUTH_MODE is not 'token'\); .*RAY_AUTH_TOKEN_PATH"):  # fmt: skip
+            autopar.cluster.connect(address, timeout=5)
+        monkeypatch.setattr(ray, "init", lambda **kwargs: (_ for _ in ()).throw(ConnectionError("Failed to connect")))
+        with pytest.raises(ClusterError, match="something listens at .* but no Ray cluster answered"):
+            autopar.cluster.connect(address, timeout=5)  # no cause naming a token: the other message
+    assert not autopar.cluster.is_connected()

@@ -104,6 +104,36 @@ def bound_ray_init(env: EnvPatch, timeout: float) -> None:
     env.set("RAY_gcs_server_port_wait_time_s", "1")
 
 
+TOKEN_HINT = ("give this process the cluster's token: RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH=FILE (or "
+              "RAY_AUTH_TOKEN=TOKEN), as on its nodes; a cluster of autopar cluster start is joined with its own "
+              "token by the user who started it")
+
+
+def refused_token(error: BaseException) -> bool:
+    """Whether ``ray.init`` failed because the cluster refused this driver's token, or its lack of one.
+
+    Ray raises a bare ``ConnectionError`` ("Failed to connect to Ray
+    cluster"); the reason is in its causes: an ``AuthenticationError``
+    ("InvalidAuthToken"), within about a second.
+    """
+    seen: BaseException | None = error
+    for _ in range(8):  # causes chain a few levels deep; never loop on a cycle
+        if seen is None:
+            return False
+        text = f"{type(seen).__name__}: {seen}"
+        if "AuthenticationError" in text or "InvalidAuthToken" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def token_state() -> str:
+    """What token this process offers, in words (for the message of a refused one)."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return "it has none: RAY_AUTH_MODE is not 'token'"
+    return "its token is not the cluster's"
+
+
 def authenticate(env: EnvPatch, address: str) -> bool:
     """Use the token of the cluster ``autopar cluster start`` runs at ``address``; True if it is one."""
     record = _started.find(address)

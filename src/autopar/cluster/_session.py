@@ -269,7 +269,12 @@ def _join_existing(ray: Any, address: str, timeout: float) -> Session:
         _local.reload_ray_config()
         ray.init(address=resolved, **kwargs)
     except BaseException as error:
+        offered = _join.token_state()  # before leaving restores the environment
         _leave(ray, session)
+        if isinstance(error, Exception) and _join.refused_token(error):
+            raise ClusterError(f"connect({address!r}): the cluster at {resolved} requires Ray's token "
+                               f"authentication and refused this driver's token ({offered}); "
+                               f"{_join.TOKEN_HINT}") from error  # fmt: skip
         if isinstance(error, Exception) and not isinstance(error, (ClusterError, ImportError)):
             raise ClusterError(f"connect({address!r}): something listens at {resolved}, but no Ray cluster "
                                f"answered there within about {timeout:g} s ({error}); is it a cluster's GCS "
