@@ -132,6 +132,12 @@ def test_connect_while_connected_elsewhere_raises(connected) -> None:  # type: i
     with pytest.raises(autopar.cluster.ClusterError, match="already connected to 127.0.0.1:.*disconnect"):
         autopar.cluster.connect("127.0.0.1:1")
     assert [str(d) for d in autopar.cluster.connect()] == ["node0/cpu:0", "node1/cpu:0"]  # same cluster: kept
+    # A local cluster's settings, or "local" itself, ask for another cluster than the one joined: said, not ignored.
+    with pytest.raises(autopar.cluster.ClusterError, match=r"nodes asks for a local cluster .* already connected"):
+        autopar.cluster.connect(nodes=3)
+    with pytest.raises(autopar.cluster.ClusterError, match=r"'local' asks for a local cluster .* already connected"):
+        autopar.cluster.connect("local")
+    assert autopar.cluster.is_connected()
 
 
 def test_every_address_ray_reports_is_on_the_loopback(connected) -> None:  # type: ignore[no-untyped-def]

@@ -118,7 +118,8 @@ def connect(
     ``ClusterError`` comes after at most ``timeout`` s, naming what was
     tried -- and the start of the runtimes and every control call.
 
-    Connecting again while connected (with the same address, or none) starts
+    Connecting again while connected (with the same address, or none, and no
+    local cluster's settings) starts
     runtimes on nodes that joined since or whose runtime was lost, and keeps
     the others; nodes that cannot start one now are skipped with a
     :class:`~autopar.cluster.ClusterWarning`. Raises ``ImportError`` with the
@@ -147,6 +148,13 @@ def connect(
                 raise ClusterError(
                     f"connect({address!r}): already connected to {session.address}; "
                     f"call autopar.cluster.disconnect() first"
+                )
+            if given or (address == "local" and session.local is None):
+                asked = ", ".join(given) if given else "'local'"
+                raise ClusterError(
+                    f"connect: {asked} asks for a local cluster that connect() starts, but this process is already "
+                    f"connected to the cluster at {session.address}, which keeps its own settings; call "
+                    f"autopar.cluster.disconnect() first"
                 )
             _start_runtimes(session)
             return _devices(session)
