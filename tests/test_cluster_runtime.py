@@ -278,3 +278,43 @@ def test_a_transient_fault_of_an_in_place_write_fails_it_without_sending_it_agai
     assert sent.count("into") == 1 and _runs(log) == 1 and not node.lost
     np.testing.assert_array_equal(other.numpy(), np.full(4, 7.0))  # the node and its other arrays stay
     ap.waitall()  # the failure was raised once, by the read
+
+
+def test_a_transient_fault_of_a_batch_resends_its_ops_one_by_one_and_fails_only_an_in_place_write(connected, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One Ray call carrying many ops (``apply_many``) meets a blip: it may or may not have run. Its ops that may
+    run twice are sent again one by one and answer right; an in-place write among them fails alone."""
+    import functools
+
+    from autopar.cluster import _node
+
+    node = _session.node("node1")
+    x, w = ap.arange(8.0, device="node1/cpu:0"), ap.zeros(8, device="node1/cpu:0")
+    ap.waitall()
+    faulty = ("bind", "call", ((x._storage.key, None),),
+              {"fn": functools.partial(_unavailable, log=str(tmp_path / "log"), times=99), "shape": (8,),
+               "label": "fault", "device": "cpu", "dtype": x.dtype}, (999_301,), "cpu:0", "compute", "fault", None)  # fmt: skip
+    many = _node.RemoteNode.submit_many
+    faulted: list[tuple] = []  # type: ignore[type-arg]
+
+    def blip_on_the_first_batch(self, calls):  # type: ignore[no-untyped-def]
+        ref = many(self, calls)  # the batch is sent (it may run)...
+        if self is node and not faulted:
+            faulted.extend(calls)
+            return self.actor.apply.remote(faulty)  # ...but the answer is Ray's "temporarily unavailable"
+        return ref
+
+    monkeypatch.setattr(_node.RemoteNode, "submit_many", blip_on_the_first_batch)
+    first = x + 100  # sent at once by its lane (the watcher is idle): the ops below queue behind it, together
+    w[0] = 5.0
+    ys = [x + i for i in range(40)]
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y.numpy(), np.arange(8.0) + i)
+    assert len(faulted) > 1, "the ops went to node1 in batches (as in test_ops_ready_together_go_to_a_node_in_one_call)"
+    if any(call[0] == "into" for call in faulted):
+        with pytest.raises(autopar.cluster.ClusterError, match="may or may not have run there and is not sent again"):
+            w.numpy()
+    else:
+        np.testing.assert_array_equal(w.numpy(), [5.0] + [0.0] * 7)
+    np.testing.assert_array_equal(first.numpy(), np.arange(8.0) + 100)
+    assert not node.lost
+    ap.waitall()
