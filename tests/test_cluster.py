@@ -302,12 +302,15 @@ def test_a_dashboard_without_rays_dashboard_packages_names_the_package_before_st
     assert not ray.is_initialized() and set(glob.glob(os.path.join(tempfile.gettempdir(), "autopar-ray-*"))) == dirs
 
 
-def test_cluster_cli_help_and_bad_arguments() -> None:
+def test_cluster_cli_help_and_bad_arguments(capsys) -> None:  # type: ignore[no-untyped-def]
     from autopar.cli import main
 
     with pytest.raises(SystemExit):
         main(["cluster", "start", "--help"])
     assert main(["cluster", "start", "--nodes", "0"]) == 1  # one clear line, no traceback
+    capsys.readouterr()
+    assert main(["cluster", "start", "--object-store-mb", "10"]) == 1
+    assert "--object-store-mb 10: an object store needs at least 80 MB" in capsys.readouterr().err  # in MB, as asked
 
 
 @pytest.mark.cuda

@@ -44,7 +44,13 @@ def add_parser(sub: Any) -> None:
 
 def _start(args: argparse.Namespace) -> int:
     from autopar.cluster import LocalCluster, _started
+    from autopar.cluster._local import MIN_STORE
 
+    least = MIN_STORE // 2**20
+    if args.object_store_mb is not None and args.object_store_mb < least:
+        raise ValueError(f"--object-store-mb {args.object_store_mb}: an object store needs at least {least} MB "
+                         f"(Ray refuses ordinary arrays in a smaller one); leave it out for 30% of the available "
+                         f"memory, shared out")  # fmt: skip
     store = None if args.object_store_mb is None else args.object_store_mb * 2**20
     cluster = LocalCluster(args.nodes, args.cpus, store, node_timeout=args.node_timeout, persistent=True)
     try:
@@ -82,6 +88,8 @@ def _stop(args: argparse.Namespace) -> int:
     else:
         raise ValueError(f"{len(records)} clusters were started here ({', '.join(r['address'] for r in records)}); "
                          f"name one (autopar cluster stop ADDRESS) or pass --all")  # fmt: skip
+    if not chosen:
+        print("no cluster started by autopar cluster start to stop")
     for record in chosen:
         ended = _started.stop(record)
         print(f"stopped the cluster at {record['address']} ({ended} process(es)), removed {record['tmpdir']}")
