@@ -16,7 +16,7 @@ import pytest
 import autopar
 import autopar.cluster
 from autopar.cluster._records import core_offsets, is_loopback, split_host
-from autopar.cluster._session import check_loopback, reported_addresses
+from autopar.cluster._join import check_loopback, reported_addresses
 
 
 def _python(code: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
@@ -132,6 +132,12 @@ def test_connect_while_connected_elsewhere_raises(connected) -> None:  # type: i
     with pytest.raises(autopar.cluster.ClusterError, match="already connected to 127.0.0.1:.*disconnect"):
         autopar.cluster.connect("127.0.0.1:1")
     assert [str(d) for d in autopar.cluster.connect()] == ["node0/cpu:0", "node1/cpu:0"]  # same cluster: kept
+    # A local cluster's settings, or "local" itself, ask for another cluster than the one joined: said, not ignored.
+    with pytest.raises(autopar.cluster.ClusterError, match=r"nodes asks for a local cluster .* already connected"):
+        autopar.cluster.connect(nodes=3)
+    with pytest.raises(autopar.cluster.ClusterError, match=r"'local' asks for a local cluster .* already connected"):
+        autopar.cluster.connect("local")
+    assert autopar.cluster.is_connected()
 
 
 def test_every_address_ray_reports_is_on_the_loopback(connected) -> None:  # type: ignore[no-untyped-def]
@@ -176,52 +182,151 @@ def test_devices_cli_lists_remote_devices(connected) -> None:  # type: ignore[no
     assert out.count("127.0.0.1") >= 2
 
 
-def _cluster_processes(tmpdir: str) -> list:  # type: ignore[type-arg]
-    """The processes of the cluster whose files are in ``tmpdir``: those naming it, and their children."""
-    import psutil  # a dependency of Ray
+def _readme_block(section: str) -> str:
+    """The first ```python block of README.md's ``section``, exactly as printed."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    start = readme.index(f"\n## {section}\n")
+    end = readme.find("\n## ", start + 1)
+    body = readme[start:end if end != -1 else len(readme)]
+    return body.split("```python\n", 1)[1].split("```", 1)[0]
 
-    procs = {}
-    for p in psutil.process_iter(["cmdline"]):
-        if tmpdir in " ".join(p.info["cmdline"] or []):
-            procs[p.pid] = p
-            procs.update({c.pid: c for c in p.children(recursive=True)})
-    return list(procs.values())
 
-
-def test_a_local_cluster_binds_the_loopback_reports_nothing_and_leaves_nothing() -> None:
+def test_the_readmes_cluster_example_runs_as_printed_on_a_local_cluster_that_binds_the_loopback_only(
+        monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    """The "Many machines" block, run as printed: connect() is the same 2-node cluster as --cluster local, on
+    127.0.0.1 only, with token auth, no usage reporting, nothing left behind. Just before the block's own
+    disconnect() the cluster it started is inspected (and the printed sum checked against NumPy)."""
     pytest.importorskip("ray")
+    import numpy as np
     import psutil
 
     from autopar.cluster import _session
+    from autopar.cluster._local import processes
 
     autopar.cluster.disconnect()
     home_token = os.path.expanduser("~/.ray/auth_token")
     had_home_token = os.path.exists(home_token)
     env_before = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
-    devices = autopar.cluster.connect(num_cpus=1, object_store_memory=80 * 2**20)
-    try:
-        assert [str(d) for d in devices] == ["node0/cpu:0"]
-        tmpdir = _session.current().tmpdir
-        assert tmpdir is not None and os.path.isdir(tmpdir)
-        assert os.stat(os.path.join(tmpdir, "auth_token")).st_mode & 0o077 == 0  # the token is ours alone
-        procs = _cluster_processes(tmpdir)
-        names = {p.name() for p in procs}
-        servers = [p for p in procs if p.name() in ("raylet", "gcs_server")]
-        assert "raylet" in names and "gcs_server" in names
+    seen: dict = {}  # type: ignore[type-arg]
+    names: dict = {}  # type: ignore[type-arg]
+    disconnect = autopar.cluster.disconnect
+
+    def inspect_then_disconnect() -> None:
+        session = _session.current()
+        seen["tmpdir"] = tmpdir = session.tmpdir
+        seen["token_mode"] = os.stat(os.path.join(tmpdir, "auth_token")).st_mode
+        procs = processes(tmpdir)
+        seen["servers"] = [p for p in procs if p.name() in ("raylet", "gcs_server")]
+        seen["server_names"] = sorted(p.name() for p in seen["servers"])
         pids = {p.pid for p in procs}
-        listening = [c for c in psutil.net_connections("inet") if c.status == "LISTEN" and c.pid in pids]
-        assert listening
-        assert all(is_loopback(c.laddr.ip) for c in listening), listening
-        # Ray always starts a head process named dashboard; without dashboard=True it serves no UI or HTTP.
-        heads = [" ".join(p.cmdline()) for p in procs if "dashboard.py" in " ".join(p.cmdline())]
-        assert all("--minimal" in cmd and "--disable-frontend" in cmd for cmd in heads), heads
+        seen["listening"] = [c for c in psutil.net_connections("inet") if c.status == "LISTEN" and c.pid in pids]
+        seen["heads"] = [" ".join(p.cmdline()) for p in procs if "dashboard.py" in " ".join(p.cmdline())]
         raylet = next(p for p in procs if p.name() == "raylet")
-        assert raylet.environ().get("RAY_USAGE_STATS_ENABLED") == "0"
-        assert raylet.environ().get("RAY_AUTH_MODE") == "token"
-    finally:
-        autopar.cluster.disconnect()
-    assert not os.path.exists(tmpdir)
-    _, alive = psutil.wait_procs(servers, timeout=20)
+        seen["raylet_env"] = {k: raylet.environ().get(k) for k in ("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")}
+        seen["sum"] = float(np.sum(names["x"].numpy().astype(np.float64) @ names["x"].numpy().astype(np.float64)))
+        disconnect()
+
+    monkeypatch.setattr(autopar.cluster, "disconnect", inspect_then_disconnect)
+    exec(compile(_readme_block("Many machines"), "README.md", "exec"), names)  # noqa: S102 - the README's own code
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "[node0/cpu:0, node1/cpu:0]"  # "local": two nodes, as --cluster local
+    assert float(printed[1]) == pytest.approx(seen["sum"], rel=1e-4)
+    assert not autopar.cluster.is_connected()
+    assert seen["token_mode"] & 0o077 == 0  # the token is ours alone
+    assert seen["server_names"] == ["gcs_server", "raylet", "raylet"]  # two nodes
+    assert seen["listening"] and all(is_loopback(c.laddr.ip) for c in seen["listening"]), seen["listening"]
+    # Ray always starts a head process named dashboard; without dashboard=True it serves no UI or HTTP.
+    assert all("--minimal" in cmd and "--disable-frontend" in cmd for cmd in seen["heads"]), seen["heads"]
+    assert seen["raylet_env"] == {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+    assert not os.path.exists(seen["tmpdir"])
+    _, alive = psutil.wait_procs(seen["servers"], timeout=20)
     assert not alive  # disconnect stopped the cluster it started
     assert os.path.exists(home_token) == had_home_token  # nothing written to ~/.ray
     assert {k: os.environ.get(k) for k in env_before} == env_before
+
+
+# -- joining where nothing, or no cluster, answers; a dashboard without its packages -----------------
+
+
+def _free_loopback_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connecting_where_nothing_listens_fails_at_once_naming_what_was_tried() -> None:
+    ray = pytest.importorskip("ray")
+    autopar.cluster.disconnect()
+    port = _free_loopback_port()
+    with pytest.raises(autopar.cluster.ClusterError,
+                       match=rf"connect\('127\.0\.0\.1:{port}'\): nothing listens at 127\.0\.0\.1:{port} \(connection refused\)"):  # fmt: skip
+        autopar.cluster.connect(f"127.0.0.1:{port}")
+    assert not ray.is_initialized() and not autopar.cluster.is_connected()
+
+
+def test_connecting_to_a_port_that_is_no_ray_cluster_gives_up_after_the_timeout() -> None:
+    import socket
+    import time
+
+    ray = pytest.importorskip("ray")
+    autopar.cluster.disconnect()
+    before = {k: v for k, v in os.environ.items() if k.startswith("RAY_")}
+    with socket.socket() as listener:  # accepts connections, never answers: no Ray cluster
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = "127.0.0.1:%d" % listener.getsockname()[1]
+        start = time.monotonic()
+        with pytest.raises(autopar.cluster.ClusterError,
+                           match=rf"something listens at {address}, but no Ray cluster answered there within about 2 s"):  # fmt: skip
+            autopar.cluster.connect(address, timeout=2)
+        took = time.monotonic() - start
+    assert took < 60, f"connect(timeout=2) gave up after {took:.0f} s (Ray's own retries: about 14 minutes)"
+    assert not ray.is_initialized() and {k: v for k, v in os.environ.items() if k.startswith("RAY_")} == before
+
+
+def test_a_dashboard_without_rays_dashboard_packages_names_the_package_before_starting_anything(monkeypatch) -> None:
+    ray = pytest.importorskip("ray")
+    import glob
+    import tempfile
+
+    autopar.cluster.disconnect()
+    monkeypatch.setattr(ray._private.utils, "get_dashboard_dependency_error",
+                        lambda: ImportError("No module named 'aiohttp'"))  # as a plain `pip install ray` has it
+    dirs = set(glob.glob(os.path.join(tempfile.gettempdir(), "autopar-ray-*")))
+    with pytest.raises(autopar.cluster.ClusterError, match=r"No module named 'aiohttp'.*pip install \"ray\[default\]\""):
+        autopar.cluster.connect(dashboard=True)
+    assert not ray.is_initialized() and set(glob.glob(os.path.join(tempfile.gettempdir(), "autopar-ray-*"))) == dirs
+
+
+def test_cluster_cli_help_and_bad_arguments(capsys) -> None:  # type: ignore[no-untyped-def]
+    from autopar.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["cluster", "start", "--help"])
+    assert main(["cluster", "start", "--nodes", "0"]) == 1  # one clear line, no traceback
+    capsys.readouterr()
+    assert main(["cluster", "start", "--object-store-mb", "10"]) == 1
+    assert "--object-store-mb 10: an object store needs at least 80 MB" in capsys.readouterr().err  # in MB, as asked
+
+
+@pytest.mark.cuda
+def test_a_local_cluster_gives_this_machines_gpus_to_node0_only() -> None:
+    """Two raylets on one machine would both claim its GPUs: a local cluster gives them to node0, and node1's
+    runtime (no GPU asked of Ray) sees none."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    pytest.importorskip("ray")
+    autopar.cluster.disconnect()
+    devices = autopar.cluster.connect()
+    try:
+        gpus = [f"node0/cuda:{i}" for i in range(torch.cuda.device_count())]
+        assert sorted(str(d) for d in devices) == sorted(["node0/cpu:0", *gpus, "node1/cpu:0"])
+        x = autopar.ones(4, device=gpus[0])
+        assert (x + 1).sum().item() == 8.0
+    finally:
+        autopar.cluster.disconnect()

@@ -208,3 +208,113 @@ def test_the_watcher_survives_an_internal_error_and_fails_only_the_ops_it_concer
     assert watcher.faults == faults + 1 and watcher.thread.is_alive()
     assert "a bug in the watcher" in capsys.readouterr().err
     np.testing.assert_array_equal((x + 2).numpy(), np.full(4, 3.0))  # the watcher goes on
+
+
+# -- transient faults: an idempotent call is sent again, within a bound; others fail without being resent --
+
+
+def _unavailable(x: torch.Tensor, log: str, times: int) -> torch.Tensor:
+    """``x + 1``, except that its first ``times`` runs fail as a moment's loss of contact does (Ray's
+    ActorUnavailableError, which says the call may or may not have run); every run is logged in ``log``."""
+    with open(log, "a") as fh:
+        fh.write("run\n")
+    with open(log) as fh:
+        runs = len(fh.readlines())
+    if runs <= times:
+        from ray.exceptions import ActorUnavailableError
+
+        raise ActorUnavailableError("injected: the node could not be reached for a moment", None)
+    return x + 1
+
+
+def _runs(log: str) -> int:
+    with open(log) as fh:
+        return len(fh.readlines())
+
+
+def test_a_transient_fault_is_retried_for_an_idempotent_op_and_fails_the_node_past_the_bound(connected, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import functools
+
+    from autopar.cluster import _ray
+
+    node = _session.node("node1")
+    x = ap.ones(4, device="node1/cpu:0")
+    x.wait_to_read()  # alone in flight: the op below is sent by itself, not batched
+    once = str(tmp_path / "once")
+    y = ap.call(functools.partial(_unavailable, log=once, times=1), x, shape=(4,))
+    np.testing.assert_array_equal(y.numpy(), np.full(4, 2.0))
+    assert _runs(once) == 2 and not node.lost  # sent again once; a blip is not a loss
+    always = str(tmp_path / "always")
+    z = ap.call(functools.partial(_unavailable, log=always, times=99), x, shape=(4,))
+    with pytest.raises(ap.NodeLostError, match=rf"node1 was lost: .*unreachable after {_ray.RETRIES} retries"):
+        z.numpy()
+    assert _runs(always) == 1 + _ray.RETRIES and node.lost  # the bound: then the node counts as lost
+    with pytest.raises(ap.NodeLostError):
+        ap.waitall()
+    autopar.cluster.connect(connected.address)  # the next test gets a fresh runtime on node1
+
+
+def test_a_transient_fault_of_an_in_place_write_fails_it_without_sending_it_again(connected, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import functools
+
+    node = _session.node("node1")
+    x, other = ap.ones(4, device="node1/cpu:0"), ap.full(4, 7.0, device="node1/cpu:0")
+    ap.waitall()
+    log = str(tmp_path / "log")
+    submit_apply = node.submit_apply
+    faulty = ("bind", "call", ((other._storage.key, None),),
+              {"fn": functools.partial(_unavailable, log=log, times=99), "shape": (4,), "label": "fault",
+               "device": "cpu", "dtype": ap.float64}, (999_101,), "cpu:0", "compute", "fault", None)  # fmt: skip
+    sent = []
+
+    def blip_on_into(call, data=None):  # type: ignore[no-untyped-def]
+        sent.append(call[0])
+        return submit_apply(faulty if call[0] == "into" else call, data)  # the in-place write meets a blip
+
+    monkeypatch.setattr(node, "submit_apply", blip_on_into)
+    x += 1
+    with pytest.raises(autopar.cluster.ClusterError, match="may or may not have run there and is not sent again"):
+        x.numpy()
+    assert sent.count("into") == 1 and _runs(log) == 1 and not node.lost
+    np.testing.assert_array_equal(other.numpy(), np.full(4, 7.0))  # the node and its other arrays stay
+    ap.waitall()  # the failure was raised once, by the read
+
+
+def test_a_transient_fault_of_a_batch_resends_its_ops_one_by_one_and_fails_only_an_in_place_write(connected, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One Ray call carrying many ops (``apply_many``) meets a blip: it may or may not have run. Its ops that may
+    run twice are sent again one by one and answer right; an in-place write among them fails alone."""
+    import functools
+
+    from autopar.cluster import _node
+
+    node = _session.node("node1")
+    x, w = ap.arange(8.0, device="node1/cpu:0"), ap.zeros(8, device="node1/cpu:0")
+    ap.waitall()
+    faulty = ("bind", "call", ((x._storage.key, None),),
+              {"fn": functools.partial(_unavailable, log=str(tmp_path / "log"), times=99), "shape": (8,),
+               "label": "fault", "device": "cpu", "dtype": x.dtype}, (999_301,), "cpu:0", "compute", "fault", None)  # fmt: skip
+    many = _node.RemoteNode.submit_many
+    faulted: list[tuple] = []  # type: ignore[type-arg]
+
+    def blip_on_the_first_batch(self, calls):  # type: ignore[no-untyped-def]
+        ref = many(self, calls)  # the batch is sent (it may run)...
+        if self is node and not faulted:
+            faulted.extend(calls)
+            return self.actor.apply.remote(faulty)  # ...but the answer is Ray's "temporarily unavailable"
+        return ref
+
+    monkeypatch.setattr(_node.RemoteNode, "submit_many", blip_on_the_first_batch)
+    first = x + 100  # sent at once by its lane (the watcher is idle): the ops below queue behind it, together
+    w[0] = 5.0
+    ys = [x + i for i in range(40)]
+    for i, y in enumerate(ys):
+        np.testing.assert_array_equal(y.numpy(), np.arange(8.0) + i)
+    assert len(faulted) > 1, "the ops went to node1 in batches (as in test_ops_ready_together_go_to_a_node_in_one_call)"
+    if any(call[0] == "into" for call in faulted):
+        with pytest.raises(autopar.cluster.ClusterError, match="may or may not have run there and is not sent again"):
+            w.numpy()
+    else:
+        np.testing.assert_array_equal(w.numpy(), [5.0] + [0.0] * 7)
+    np.testing.assert_array_equal(first.numpy(), np.arange(8.0) + 100)
+    assert not node.lost
+    ap.waitall()

@@ -133,12 +133,13 @@ def _products(start: Callable[[int], list[Any]], wait: Callable[[list[Any]], Any
 
 def run(repeats: int = 5, calls: int = 2000, repeat: int = 50, trials: int = 3, size: int | None = None,
         report: Callable[[str], None] = lambda line: None) -> list[tuple[str, list[Figure]]]:
-    """Start a local 2-node cluster (1 CPU each), measure, stop it; return titled sections of figures."""
+    """Start a local 2-node cluster (1 CPU each; object stores as --cluster local sizes them), measure, stop it;
+    return titled sections of figures."""
     import autopar as ap
     import autopar.cluster
     from autopar.cluster._local import LocalCluster
 
-    with LocalCluster(nodes=2, cpus=1, object_store_memory=400 * 2**20) as cluster:
+    with LocalCluster(nodes=2, cpus=1) as cluster:
         autopar.cluster.connect(cluster.address)
         try:
             devices = [ap.Device("node0/cpu:0"), ap.Device("node1/cpu:0")]

@@ -1,4 +1,4 @@
-"""``autopar devices | demo | bench | train``: see the parallelism from the shell.
+"""``autopar devices | demo | bench | train | cluster``: see the parallelism from the shell.
 
 Before a command runs, its settings and outputs are checked (``_checks.py``):
 problems are one line at the start, never a traceback or a failure after
@@ -15,7 +15,7 @@ from autopar.errors import AutoparError
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    from autopar.cli import bench, demo, devices, train
+    from autopar.cli import bench, cluster, demo, devices, train
 
     parser = argparse.ArgumentParser(
         prog="autopar",
@@ -23,7 +23,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         epilog="Run 'autopar COMMAND --help' for a command's options.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (devices, demo, bench, train):
+    for module in (devices, demo, bench, train, cluster):
         module.add_parser(sub)
     return parser, dict(sub.choices)
 

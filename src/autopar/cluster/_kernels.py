@@ -15,6 +15,26 @@ from typing import Any
 
 KINDS = ("bind", "into", "read", "write", "copy", "seed", "grad")
 USER_CODE_OP = "call"  # the table entry whose static `fn` is the user's own function
+# The table entries that draw from the device's random generator (each run advances it): the draws
+# ("random", "random.choice") and dropout's mask -- every op bound with the generator's var as `state`.
+DRAWS = frozenset({"random", "random.choice", "dropout"})
+
+
+def idempotent(call: tuple[Any, ...]) -> bool:
+    """Whether running ``call`` twice leaves the node as running it once (so it may be sent again).
+
+    Reads, uploads, copies and seeding set a key to a value; a ``bind``
+    makes fresh arrays under its output keys from inputs it only reads (the
+    user's ``autopar.call`` functions are taken to be pure, as every kernel
+    is) -- except an op that draws from the generator (:data:`DRAWS`: a
+    second run would advance it again and give other numbers). An ``into``
+    writes in place (``x += 1`` twice is not once) and ``grad`` adds into
+    gradients: never sent twice.
+    """
+    kind = call[0]
+    if kind == "bind":
+        return call[1] not in DRAWS
+    return kind in ("read", "write", "copy", "seed")
 
 
 def lookup(name: str) -> Any:

@@ -10,6 +10,18 @@ signal's Python handler runs within a slice, and a wait that should be
 quick fails with a message instead of hanging. Ray's errors become
 autopar's: an actor or node that died is :class:`~autopar.NodeLostError`
 naming the node; an error raised by a kernel comes back with its own type.
+
+Transient faults. Ray answers ``ActorUnavailableError`` when it cannot reach
+an actor it still believes alive (a network blip, a node whose death Ray
+has not confirmed yet); the call may or may not have run. As Ray does for
+``max_task_retries``, an *idempotent* call (``_kernels.idempotent``: reads,
+uploads, copies, pure ops) is sent again, up to :data:`RETRIES` times after
+growing pauses, then the node counts as lost. First each node the call
+involves is probed (``_net``): a refused connection at its raylet (or, for
+the head, at the cluster's GCS) proves it gone, so it is lost at once. A
+call that is not idempotent (an in-place write, a random draw, a gradient
+added into ``.grad``) is not sent again: it fails with a
+:class:`~autopar.errors.ClusterError` saying so, and the node stays.
 """
 
 from __future__ import annotations
@@ -24,6 +36,8 @@ from autopar.errors import ClusterError, NodeLostError
 
 INSTALL_HINT = 'pip install "autopar[cluster]"'
 POLL_SECONDS = 0.25  # the longest a wait blocks in Ray before Python regains control
+RETRIES = 3  # sends again of an idempotent call after a transient fault (Ray's max_task_retries)
+FIRST_PAUSE = 0.25  # seconds before the first send again; doubled before each next one
 
 
 def import_ray(call: str = "autopar.cluster.connect") -> Any:
@@ -78,6 +92,7 @@ def get(
     nodes: Sequence[Any],
     timeout: float | None = None,
     on_lost: Callable[[Any, NodeLostError], None] | None = None,
+    resend: Callable[[], Any] | None = None,
 ) -> Any:
     """``ray.get(refs)`` in slices of :data:`POLL_SECONDS`, with Ray's errors made autopar's.
 
@@ -85,11 +100,14 @@ def get(
     (``_node.RemoteNode``) the call involves, the first being where it ran.
     ``timeout`` (seconds; ``None``: as long as the nodes live) raises
     :class:`ClusterError` when passed. ``on_lost(node, error)`` is told which
-    node was lost before the error is raised.
+    node was lost before the error is raised. ``resend`` sends the call
+    again (its new refs) after a transient fault; ``None``: the call is not
+    idempotent and is not sent again (module note).
     """
     ray = sys.modules["ray"]
     exceptions = ray.exceptions
     deadline = None if timeout is None else time.monotonic() + timeout
+    attempt = 0
     while True:
         slice_ = POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
         try:
@@ -102,10 +120,55 @@ def get(
                     f"unreachable (ray status shows the cluster's state)"
                 ) from None
         except exceptions.RayError as error:
+            if is_transient(error):
+                verdict = after_transient(error, nodes, what, attempt, resend is not None, on_lost)
+                if isinstance(verdict, BaseException):
+                    raise verdict from error
+                time.sleep(verdict)
+                attempt += 1
+                refs = resend()  # type: ignore[misc]  # verdict is a pause only for an idempotent call
+                continue
             mine = mapped(error, nodes, what, on_lost)
             if mine is error:
                 raise
             raise mine from (error if isinstance(mine, NodeLostError) else None)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Ray could not reach an actor it believes alive (``ActorUnavailableError``): the call may have run."""
+    exceptions = sys.modules["ray"].exceptions
+    cause = getattr(error, "cause", None) if isinstance(error, exceptions.RayTaskError) else error
+    return isinstance(cause, exceptions.ActorUnavailableError)
+
+
+def after_transient(
+    error: BaseException, nodes: Sequence[Any], what: str, attempt: int, idempotent: bool,
+    on_lost: Callable[[Any, NodeLostError], None] | None = None,
+) -> float | BaseException:  # fmt: skip
+    """After transient fault number ``attempt + 1`` of a call: seconds to pause before sending it again,
+    or the error to fail it with (module note)."""
+    for node in nodes:
+        gone = node.gone()
+        if gone is not None:
+            lost = NodeLostError(node.name, f"{what} failed: {gone}")
+            if on_lost is not None:
+                on_lost(node, lost)
+            return lost
+    first = _first_line(error)
+    if not idempotent:
+        return ClusterError(
+            f"{what}: {nodes[0].name} could not be reached for a moment ({first}). The call writes in place, "
+            f"draws random numbers or adds a gradient, so it may or may not have run there and is not sent "
+            f"again: what it writes fails with this error (the node's other arrays are kept)"
+        )
+    if attempt >= RETRIES:
+        node, lost = lost_node(error, nodes, what)
+        lost = NodeLostError(node.name, f"{what}: unreachable after {RETRIES} retries over "
+                                        f"{FIRST_PAUSE * (2**RETRIES - 1):g} s ({first})")  # fmt: skip
+        if on_lost is not None:
+            on_lost(node, lost)
+        return lost
+    return float(FIRST_PAUSE * 2**attempt)
 
 
 def mapped(
@@ -153,6 +216,10 @@ def lost_node(error: BaseException, nodes: Sequence[Any], what: str) -> tuple[An
                 break
     elif isinstance(error, ray.exceptions.ObjectLostError):
         node = nodes[-1]
-    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    reason = f"{what} failed with {type(error).__name__} ({first_line[:200]})"
+    reason = f"{what} failed with {type(error).__name__} ({_first_line(error)})"
     return node, NodeLostError(node.name, reason)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__

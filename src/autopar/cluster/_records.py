@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from autopar.cluster._net import split_host_port
+
 
 @dataclass(frozen=True, slots=True)
 class Node:
@@ -14,7 +16,7 @@ class Node:
     follow in the order Ray lists them at the first connect, and a name is
     never given to another node while connected). ``node_id`` and ``address``
     are Ray's (the node manager's IP address); ``cpus`` and ``gpus`` are the
-    resources Ray gives the node.
+    resources Ray gives the node; ``port`` is its raylet's port (0: unknown).
     """
 
     name: str
@@ -23,6 +25,7 @@ class Node:
     cpus: int
     gpus: int
     is_head: bool
+    port: int = 0
 
     def __str__(self) -> str:
         return f"{self.name} ({self.address}, Ray node {self.node_id[:12]})"
@@ -58,12 +61,7 @@ def is_loopback(host: str) -> bool:
 
 def split_host(address: str) -> str:
     """The host part of ``host:port``, ``[v6]:port``, ``ray://host:port`` or a bare host."""
-    rest = address.split("://", 1)[-1]
-    if rest.startswith("["):
-        return rest[1:].split("]", 1)[0]
-    if rest.count(":") == 1:
-        return rest.split(":", 1)[0]
-    return rest
+    return split_host_port(address)[0]
 
 
 def core_offsets(nodes: list[tuple[str, str, int]]) -> dict[str, int]:

@@ -1,15 +1,24 @@
 """Joining and leaving a Ray cluster: one session per process.
 
+"Local" means one thing everywhere (``connect()``, ``connect("local")``,
+``--cluster local``): a cluster of two nodes, by default, on this machine,
+started for the session and stopped at :func:`disconnect`
+(``_local.LocalCluster``). Any other address is an existing cluster
+(``_join``: found, probed, joined within ``timeout``).
+
 Security (a cluster runs whatever its members send it, so autopar is careful
 about which one it joins and what it opens):
 
 - A cluster is joined only by :func:`connect`; nothing else starts Ray.
-- ``connect()`` with no address starts a local cluster bound to 127.0.0.1
-  (a plain ``ray.init()`` binds the machine's network address), without a
-  dashboard unless asked (``dashboard=True``, then on 127.0.0.1), without
-  usage reporting, with Ray's token authentication on and its token, logs
-  and sockets in a temporary directory that autopar owns and removes at
-  :func:`disconnect` (nothing in ``~/.ray`` or ``/tmp/ray``).
+- A local cluster binds 127.0.0.1 only (a plain ``ray.init()`` binds the
+  machine's network address), without a dashboard unless asked
+  (``dashboard=True``, then on 127.0.0.1), without usage reporting, with
+  Ray's token authentication on and its token, logs and sockets in a
+  temporary directory that autopar owns and removes at :func:`disconnect`
+  (nothing in ``~/.ray`` or ``/tmp/ray``).
+- Joining a cluster that does not require a token warns
+  (``_join.InsecureClusterWarning``); one started by ``autopar cluster
+  start`` is joined with its own token.
 - Connecting never leaves the loopback silently. Ray replaces a loopback
   address by the machine's own network address when connecting, and retries
   there forever if the cluster listens only on 127.0.0.1; for a loopback
@@ -20,20 +29,26 @@ about which one it joins and what it opens):
   loopback. A non-loopback address is used only when the user names it.
 - Usage reporting is off (``RAY_USAGE_STATS_ENABLED=0``) unless the user
   set it. Environment variables autopar sets are restored at disconnect.
+
+Nodes: :func:`connect` starts the runtimes (``_runtimes``), and goes on
+without the nodes that cannot run one now.
 """
 
 from __future__ import annotations
 
 import atexit
-import shutil
 import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from autopar.cluster import _local, _ray
-from autopar.cluster._node import RemoteNode, start_runtime
-from autopar.cluster._records import Node, core_offsets, is_loopback, split_host
+from autopar.cluster import _join, _local, _ray
+from autopar.cluster._local import LocalCluster
+from autopar.cluster._node import RemoteNode
+from autopar.cluster._records import Node, is_loopback, split_host
+from autopar.cluster._runtimes import devices as _devices
+from autopar.cluster._runtimes import mark_lost as _mark_lost
+from autopar.cluster._runtimes import start_runtimes as _start_runtimes
 from autopar.cluster._watch import Watcher
 from autopar.devices import Device
 from autopar.errors import ClusterError
@@ -41,19 +56,24 @@ from autopar.errors import ClusterError
 _lock = threading.RLock()
 _session: Session | None = None
 _atexit_registered = False
+LOCAL = (None, "local")  # the addresses that mean a local cluster started for the session
 
 
 @dataclass
 class Session:
     address: str  # the GCS address (or ray:// address) Ray reports
     target: str | None  # the host asked for; a loopback one keeps every address on the loopback
-    owns_ray: bool  # autopar called ray.init, so disconnect calls ray.shutdown
-    tmpdir: str | None  # Ray's files for a local cluster autopar started
     env: _ray.EnvPatch
     timeout: float
+    local: LocalCluster | None = None  # the local cluster started for the session (stopped at disconnect)
     nodes: dict[str, RemoteNode] = field(default_factory=dict)  # by name, in naming order
     names: dict[str, str] = field(default_factory=dict)  # Ray node id -> name
     watcher: Watcher | None = None  # completes remote ops (_watch.py); started at connect
+
+    @property
+    def tmpdir(self) -> str | None:
+        """Ray's files of the local cluster started for the session (None when joining an existing one)."""
+        return self.local.tmpdir if self.local is not None else None
 
     def live(self) -> list[RemoteNode]:
         return [n for n in self.nodes.values() if not n.lost and n.info is not None]
@@ -70,48 +90,71 @@ class Session:
 def connect(
     address: str | None = None,
     *,
+    nodes: int | None = None,
     num_cpus: int | None = None,
     num_gpus: int | None = None,
     object_store_memory: int | None = None,
+    node_timeout: float | None = None,
     dashboard: bool = False,
     timeout: float = 60.0,
 ) -> list[Device]:
     """Join a Ray cluster and start autopar's runtime on each of its nodes; return their devices.
 
-    ``address``: ``None`` starts a local cluster bound to 127.0.0.1 (with
-    ``num_cpus``, ``num_gpus``, ``object_store_memory``, and a dashboard on
-    127.0.0.1 only if ``dashboard``); ``"auto"`` joins the cluster Ray finds
-    (``RAY_ADDRESS``, or the one last started on this machine);
-    ``"host:port"`` a cluster's GCS address; ``"ray://host:port"`` through Ray
-    Client. ``timeout`` bounds the start of each node's runtime and every
-    control call; ``ray.init`` itself gives up after Ray's own GCS connection
-    timeout (about a minute) when nobody answers.
+    ``address``: ``None`` or ``"local"`` starts a local cluster on this
+    machine, bound to 127.0.0.1, stopped at :func:`disconnect`: ``nodes``
+    nodes (default 2: ``node0``, ``node1``), each with ``num_cpus`` CPUs (the
+    cores shared out) and ``object_store_memory`` bytes of object store (30%
+    of the available memory, shared out), this machine's GPUs on node0
+    (``num_gpus``), a dashboard on 127.0.0.1 only if ``dashboard`` (needs
+    ``ray[default]``), and ``node_timeout``: seconds before a node that
+    stops answering (hung, cut off) is declared lost, failing its arrays
+    with ``NodeLostError`` (default: Ray's health check, about 60 s).
+    ``"auto"`` joins the cluster Ray finds (``RAY_ADDRESS``, or the one last
+    started on this machine), or the one ``autopar cluster start`` runs;
+    ``"host:port"`` a cluster's GCS address; ``"ray://host:port"`` through
+    Ray Client. An existing cluster keeps its own settings.
 
-    Connecting again while connected (with the same address, or none) starts
+    ``timeout`` (seconds) bounds joining -- where nothing answers,
+    ``ClusterError`` comes after at most ``timeout`` s, naming what was
+    tried -- and the start of the runtimes and every control call.
+
+    Connecting again while connected (with the same address, or none, and no
+    local cluster's settings) starts
     runtimes on nodes that joined since or whose runtime was lost, and keeps
-    the others. Raises ``ImportError`` with the install hint without Ray,
-    :class:`~autopar.errors.ClusterError` when the cluster cannot be joined
-    as asked.
+    the others; nodes that cannot start one now are skipped with a
+    :class:`~autopar.cluster.ClusterWarning`. Raises ``ImportError`` with the
+    install hint without Ray, :class:`~autopar.errors.ClusterError` when the
+    cluster cannot be joined as asked.
     """
     if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"connect: address={address!r}; expected None, 'auto', 'host:port' or 'ray://host:port'")
+        raise ValueError(f"connect: address={address!r}; expected None, 'local', 'auto', 'host:port' or "
+                         f"'ray://host:port'")  # fmt: skip
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"connect: timeout={timeout!r}; expected seconds > 0")
-    local_only = (num_cpus, num_gpus, object_store_memory) != (None, None, None) or dashboard
-    if address is not None and local_only:
+    settings = {"nodes": nodes, "num_cpus": num_cpus, "num_gpus": num_gpus, "object_store_memory": object_store_memory,
+                "node_timeout": node_timeout}  # fmt: skip
+    given = [name for name, value in settings.items() if value is not None] + (["dashboard"] if dashboard else [])
+    if address not in LOCAL and given:
         raise ValueError(
-            f"connect({address!r}): num_cpus, num_gpus, object_store_memory and dashboard configure a local "
-            f"cluster that connect() starts; an existing cluster keeps its own settings"
+            f"connect({address!r}): {', '.join(given)} configure a local cluster that connect() starts; an existing "
+            f"cluster keeps its own settings"
         )
     ray = _ray.import_ray()
     global _session
     with _lock:
         session = _session
         if session is not None:
-            if address not in (None, "auto", session.address):
+            if address not in (*LOCAL, "auto", session.address):
                 raise ClusterError(
                     f"connect({address!r}): already connected to {session.address}; "
                     f"call autopar.cluster.disconnect() first"
+                )
+            if given or (address == "local" and session.local is None):
+                asked = ", ".join(given) if given else "'local'"
+                raise ClusterError(
+                    f"connect: {asked} asks for a local cluster that connect() starts, but this process is already "
+                    f"connected to the cluster at {session.address}, which keeps its own settings; call "
+                    f"autopar.cluster.disconnect() first"
                 )
             _start_runtimes(session)
             return _devices(session)
@@ -120,10 +163,16 @@ def connect(
                 "connect: Ray is already initialized in this process (ray.init was called outside autopar); "
                 "call ray.shutdown() first, then autopar.cluster.connect(address)"
             )
-        session = _join(ray, address, num_cpus, num_gpus, object_store_memory, dashboard, float(timeout))
+        if dashboard:
+            _join.check_dashboard(ray)
+        if address in LOCAL:
+            session = _start_local(ray, settings, dashboard, float(timeout))
+        else:
+            assert address is not None
+            session = _join_existing(ray, address, float(timeout))
         _session = session
         try:
-            _check_addresses(ray, session)
+            _join.check_loopback(session.target or split_host(session.address), _join.reported_addresses(ray))
             session.watcher = Watcher(_mark_lost, session.flush)
             _start_runtimes(session)
         except BaseException:
@@ -132,6 +181,9 @@ def connect(
             raise
         _register(session)
         _register_atexit()
+        if address not in LOCAL:
+            assert address is not None
+            _join.warn_without_token(ray, address)
         return _devices(session)
 
 
@@ -180,49 +232,63 @@ def node(name: str) -> RemoteNode:
 
 # -- joining and leaving -----------------------------------------------------------------------
 
-
-def _target_host(ray: Any, address: str | None) -> str | None:
-    """The host ``connect`` will reach, if it can be told before connecting."""
-    if address is None:
-        return "127.0.0.1"
-    if address == "auto":
-        try:
-            found = ray._private.services.get_ray_address_from_environment("auto", None)
-        except Exception:  # noqa: BLE001 - no cluster found: ray.init will say so
-            return None
-        return None if found in (None, "auto", "local") else split_host(found)
-    return split_host(address)
+_INIT = {"logging_level": "warning", "log_to_driver": True}
 
 
-def _join(
-    ray: Any, address: str | None, num_cpus: int | None, num_gpus: int | None,
-    object_store_memory: int | None, dashboard: bool, timeout: float,
-) -> Session:
+def _start_local(ray: Any, settings: dict[str, Any], dashboard: bool, timeout: float) -> Session:
+    """Start a local cluster for the session and join it."""
     env = _ray.EnvPatch()
     env.set_default("RAY_USAGE_STATS_ENABLED", "0")
-    target = _target_host(ray, address)
-    session = Session(address=address or "local", target=target, owns_ray=True, tmpdir=None, env=env,
-                      timeout=timeout)
-    kwargs: dict[str, Any] = {"logging_level": "warning", "log_to_driver": True}
-    if target is not None and is_loopback(target):
-        if address is not None:  # a local cluster's prepare() does it too
-            _local.keep_on_loopback(env)
-        if address is None or not address.startswith("ray://"):
-            kwargs["_node_ip_address"] = "127.0.0.1"
     try:
-        if address is None:
-            session.tmpdir = _local.private_tmpdir()
-            ray_dir = _local.prepare(env, session.tmpdir)
-            ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, object_store_memory=object_store_memory,
-                     include_dashboard=dashboard, dashboard_host="127.0.0.1", _temp_dir=ray_dir, **kwargs)
-        else:
-            ray.init(address=address, **kwargs)
+        cluster = LocalCluster(settings["nodes"] or _local.DEFAULT_NODES, settings["num_cpus"],
+                               settings["object_store_memory"], gpus=settings["num_gpus"],
+                               node_timeout=settings["node_timeout"], dashboard=dashboard)  # fmt: skip
+    except BaseException:
+        env.restore()
+        raise
+    session = Session(address=cluster.address, target="127.0.0.1", env=env, timeout=timeout, local=cluster)
+    try:
+        ray.init(address=cluster.address, _node_ip_address="127.0.0.1", **_INIT)
     except BaseException as error:
         _leave(ray, session)
-        if isinstance(error, Exception) and not isinstance(error, (ClusterError, ImportError)):
-            raise ClusterError(f"connect({address!r}): Ray could not join the cluster: {error}") from error
+        if isinstance(error, Exception):
+            raise ClusterError(f"connect(): Ray could not join the local cluster it started: {error}") from error
         raise
-    session.address = _reported_address(ray) or session.address
+    return session
+
+
+def _join_existing(ray: Any, address: str, timeout: float) -> Session:
+    """Join the cluster at ``address`` (``_join``'s note): found, probed, authenticated, bounded."""
+    env = _ray.EnvPatch()
+    env.set_default("RAY_USAGE_STATS_ENABLED", "0")
+    session = Session(address=address, target=None, env=env, timeout=timeout)
+    resolved = address
+    try:
+        resolved = _join.resolve(ray, address)
+        session.target = split_host(resolved)
+        _join.check_reachable(address, resolved, timeout)
+        kwargs = dict(_INIT)
+        if is_loopback(session.target):
+            _local.keep_on_loopback(env)
+            if not resolved.startswith("ray://"):
+                kwargs["_node_ip_address"] = "127.0.0.1"
+        _join.authenticate(env, resolved)
+        _join.bound_ray_init(env, timeout)
+        _local.reload_ray_config()
+        ray.init(address=resolved, **kwargs)
+    except BaseException as error:
+        offered = _join.token_state()  # before leaving restores the environment
+        _leave(ray, session)
+        if isinstance(error, Exception) and _join.refused_token(error):
+            raise ClusterError(f"connect({address!r}): the cluster at {resolved} requires Ray's token "
+                               f"authentication and refused this driver's token ({offered}); "
+                               f"{_join.TOKEN_HINT}") from error  # fmt: skip
+        if isinstance(error, Exception) and not isinstance(error, (ClusterError, ImportError)):
+            raise ClusterError(f"connect({address!r}): something listens at {resolved}, but no Ray cluster "
+                               f"answered there within about {timeout:g} s ({error}); is it a cluster's GCS "
+                               f"address (ray start --head prints it)?") from error  # fmt: skip
+        raise
+    session.address = _join.reported_address(ray) or resolved
     return session
 
 
@@ -255,12 +321,12 @@ def _leave(ray: Any, session: Session) -> None:
             ray.kill(handle.actor)
         except Exception:  # noqa: BLE001 - already gone
             pass
-    if session.owns_ray and ray.is_initialized():
+    if ray.is_initialized():
         ray.shutdown()
+    if session.local is not None:
+        session.local.stop()
     session.env.restore()
-    if session.tmpdir is not None:
-        _local.reload_auth_config()
-        shutil.rmtree(session.tmpdir, ignore_errors=True)
+    _local.reload_ray_config()
 
 
 def _register_atexit() -> None:
@@ -285,104 +351,3 @@ def _disconnect_at_exit() -> None:
     except BaseException:  # noqa: BLE001 - leave anyway; the engine's own exit handler reports
         pass
     disconnect()
-
-
-# -- what Ray reports ----------------------------------------------------------------------------
-
-
-def _reported_address(ray: Any) -> str | None:
-    try:
-        return str(ray.get_runtime_context().gcs_address)
-    except Exception:  # noqa: BLE001 - Ray Client has no GCS address to show
-        return None
-
-
-def reported_addresses(ray: Any) -> dict[str, str]:
-    """Every address Ray reports for this connection: ``{what: address}``."""
-    out: dict[str, str] = {}
-    gcs = _reported_address(ray)
-    if gcs:
-        out["the GCS"] = gcs
-    try:
-        out["the driver's node"] = str(ray.util.get_node_ip_address())
-    except Exception:  # noqa: BLE001 - Ray Client: the driver is not on a node
-        pass
-    for info in ray.nodes():
-        if info.get("Alive"):
-            where = f"{info['NodeManagerAddress']}:{info.get('NodeManagerPort', '')}".rstrip(":")
-            out[f"node {info['NodeID'][:12]}"] = where
-    return out
-
-
-def check_loopback(target: str | None, reported: dict[str, str]) -> None:
-    """Raise ClusterError when a loopback ``target`` led to an address off the loopback."""
-    if target is None or not is_loopback(target):
-        return
-    outside = {what: addr for what, addr in reported.items() if not is_loopback(split_host(addr))}
-    if outside:
-        listed = "; ".join(f"{what} at {addr}" for what, addr in outside.items())
-        raise ClusterError(
-            f"connect: asked for a cluster on the loopback ({target}), but Ray reports {listed}, outside "
-            f"127.0.0.0/8; autopar does not leave the loopback on its own. Connect to the cluster's network "
-            f"address explicitly if you mean to"
-        )
-
-
-def _check_addresses(ray: Any, session: Session) -> None:
-    target = session.target
-    if target is None:  # "auto": judge by where it led
-        target = split_host(session.address)
-    check_loopback(target, reported_addresses(ray))
-
-
-# -- nodes and their runtimes ------------------------------------------------------------------
-
-
-def _ray_nodes(ray: Any) -> list[dict[str, Any]]:
-    """Ray's live nodes that offer CPUs or GPUs, head first (a head with no CPU runs nothing)."""
-    alive = [n for n in ray.nodes() if n.get("Alive")]
-    usable = [n for n in alive if n["Resources"].get("CPU", 0) >= 1 or n["Resources"].get("GPU", 0) >= 1]
-    return sorted(usable, key=lambda n: "node:__internal_head__" not in n["Resources"])
-
-
-def _start_runtimes(session: Session) -> None:
-    """Start a runtime on every live node that has none running; mark the rest of the gone ones lost."""
-    ray = sys.modules["ray"]
-    infos = _ray_nodes(ray)
-    alive_ids = {n["NodeID"] for n in infos}
-    for handle in session.nodes.values():
-        if handle.node.node_id not in alive_ids:
-            handle.mark_lost("Ray no longer lists the node as alive")
-    records = []
-    for info in infos:
-        node_id = info["NodeID"]
-        name = session.names.setdefault(node_id, f"node{len(session.names)}")
-        resources = info["Resources"]
-        records.append(Node(name, node_id, str(info["NodeManagerAddress"]), int(resources.get("CPU", 0)),
-                            int(resources.get("GPU", 0)), "node:__internal_head__" in resources))
-    offsets = core_offsets([(n.node_id, n.address, n.cpus) for n in records])
-    started = []
-    for record in records:
-        running = session.nodes.get(record.name)
-        if running is not None and not running.lost and running.info is not None:
-            continue
-        handle = RemoteNode(record, start_runtime(record, offsets[record.node_id]), session.timeout, session.watcher)
-        handle.on_lost = _fail_held
-        session.nodes[record.name] = handle
-        started.append(handle)
-    for handle in started:
-        handle.start()
-
-
-def _devices(session: Session) -> list[Device]:
-    return [Device(d) for handle in session.live() for d in handle.devices]
-
-
-def _mark_lost(node: RemoteNode, error: Any) -> None:
-    node.mark_lost(error.reason)
-
-
-def _fail_held(node: RemoteNode) -> None:
-    from autopar.cluster._devices import fail_held
-
-    fail_held(node)

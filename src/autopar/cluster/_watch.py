@@ -34,16 +34,22 @@ costs, and 20% less than Ray's own ``future()`` callbacks.
 Errors. A kernel's error comes back with its own type; a call whose actor or
 node died becomes :class:`~autopar.NodeLostError` naming the node
 (``_ray.mapped``), and the runtime is marked lost (``on_lost``), which fails
-the arrays it held. The loop never dies silently (STYLE 18): an unexpected
+the arrays it held. After a transient fault (``_ray``'s note) an idempotent
+call is sent again once its pause is over: it waits in ``_later`` (a heap by
+time due; the thread's sleep on the queue ends by then), and each op of a
+batch is sent again on its own. The loop never dies silently (STYLE 18): an unexpected
 error completes every pending op with a :class:`~autopar.errors.ClusterError`
 naming it, is reported on stderr, and the loop goes on.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import queue
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -59,14 +65,16 @@ _UNREAD = object()  # an answer not fetched yet
 
 
 class _Entry:
-    __slots__ = ("complete", "on_value", "nodes", "what")
+    __slots__ = ("complete", "on_value", "nodes", "what", "resend", "attempts")
 
     def __init__(self, complete: Complete, on_value: Callable[[Any], None] | None, nodes: Sequence[Any],
-                 what: str) -> None:  # fmt: skip
+                 what: str, resend: Callable[[], Any] | None = None) -> None:  # fmt: skip
         self.complete = complete
         self.on_value = on_value
         self.nodes = nodes
         self.what = what
+        self.resend = resend  # sends the call again after a transient fault (None: not idempotent)
+        self.attempts = 0
 
 
 class _Batch:
@@ -88,6 +96,8 @@ class Watcher:
         self._new: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._pending: dict[Any, _Entry | _Batch] = {}
         self._outbox: dict[Any, list[tuple[tuple[Any, ...], _Entry]]] = {}
+        self._later: list[tuple[float, int, _Entry]] = []  # calls to send again after a transient fault, by time due
+        self._order = itertools.count()
         self._stopping = False
         self._gate = threading.Lock()
         self.faults = 0  # unexpected errors survived (for tests)
@@ -95,14 +105,18 @@ class Watcher:
         self.thread.start()
 
     def watch(self, ref: Any, complete: Complete, on_value: Callable[[Any], None] | None, nodes: Sequence[Any],
-              what: str) -> None:  # fmt: skip
-        """Complete the op when ``ref`` answers; ``nodes`` are the runtimes the call involves (where it ran first)."""
-        self._put((ref, _Entry(complete, on_value, nodes, what)))
+              what: str, resend: Callable[[], Any] | None = None) -> None:  # fmt: skip
+        """Complete the op when ``ref`` answers; ``nodes`` are the runtimes the call involves (where it ran first).
+
+        ``resend`` sends the call again after a transient fault (``None``: the call is not idempotent).
+        """
+        self._put((ref, _Entry(complete, on_value, nodes, what, resend)))
 
     def send(self, node: Any, call: tuple[Any, ...], complete: Complete, on_value: Callable[[Any], None] | None,
-             what: str) -> None:  # fmt: skip
+             what: str, idempotent: bool = False) -> None:  # fmt: skip
         """Send ``call`` to ``node`` (a ``RemoteNode``) from this thread, with the others due there; complete on the answer."""
-        self._put((node, call, _Entry(complete, on_value, (node,), what)))
+        resend = (lambda: node.submit_apply(call)) if idempotent else None
+        self._put((node, call, _Entry(complete, on_value, (node,), what, resend)))
 
     def _put(self, item: tuple[Any, ...]) -> None:
         with self._gate:  # once stopping, nothing more is queued: the last drain sees every item
@@ -124,11 +138,11 @@ class Watcher:
     @property
     def idle(self) -> bool:
         """Nothing in flight, queued or waiting to be sent (read without a lock: a hint)."""
-        return not self._pending and not self._outbox and self._new.empty()
+        return not self._pending and not self._outbox and not self._later and self._new.empty()
 
     @property
     def pending(self) -> int:
-        return len(self._pending) + self._new.qsize()
+        return len(self._pending) + len(self._later) + self._new.qsize()
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -144,11 +158,19 @@ class Watcher:
         self._fail_all(ClusterError("the cluster connection ended before the node answered"))
 
     def _take(self, block: bool) -> bool:
-        """Move newly watched refs into ``_pending``; False once told to stop."""
+        """Move newly watched refs into ``_pending``; False once told to stop.
+
+        ``block``: sleep on the queue until something comes, the next call
+        to send again is due, or ``IDLE`` passes (then do the idle chore).
+        """
         try:
-            item = self._new.get(timeout=IDLE) if block else self._new.get_nowait()
-        except queue.Empty:
             if block:
+                wait = IDLE if not self._later else max(0.0, min(IDLE, self._later[0][0] - time.monotonic()))
+                item = self._new.get(timeout=wait)
+            else:
+                item = self._new.get_nowait()
+        except queue.Empty:
+            if block and not self._later:
                 self._on_idle()
             return True
         while True:
@@ -166,6 +188,8 @@ class Watcher:
     def _step(self) -> None:
         if not self._take(block=not self._pending):
             return
+        if self._later:
+            self._send_again()
         if self._outbox:
             self._send_all()
         if not self._pending:
@@ -208,12 +232,27 @@ class Watcher:
                 for _, entry in items:
                     _complete(entry, error)
 
+    def _send_again(self) -> None:
+        """Send the calls whose pause after a transient fault is over."""
+        now = time.monotonic()
+        while self._later and self._later[0][0] <= now:
+            _, _, entry = heapq.heappop(self._later)
+            assert entry.resend is not None, "only an idempotent call waits to be sent again"
+            try:
+                self._pending[entry.resend()] = entry
+            except Exception as error:  # noqa: BLE001 - the node was found lost meanwhile (NodeLostError)
+                _complete(entry, error)
+
     def _finish(self, ref: Any, item: _Entry | _Batch, value: Any) -> None:
         ray = sys.modules["ray"]
         if type(item) is _Batch:
             try:
                 answers = ray.get(ref, timeout=0) if value is _UNREAD else value
-            except Exception as raised:  # noqa: BLE001 - the whole call failed: every op in it fails
+            except Exception as raised:  # noqa: BLE001 - the whole call failed: every op in it fails, or is sent again
+                if _ray.is_transient(raised):
+                    for entry in item.entries:
+                        self._failed(entry, raised)
+                    return
                 first = item.entries[0]
                 error = _ray.mapped(raised, first.nodes, f"{len(item.entries)} ops on {first.nodes[0].name}",
                                     self._on_lost)  # fmt: skip
@@ -228,16 +267,31 @@ class Watcher:
             if value is _UNREAD:
                 value = ray.get(ref, timeout=0)
         except Exception as raised:  # noqa: BLE001 - every error completes the op
-            _complete(item, _ray.mapped(raised, item.nodes, item.what, self._on_lost))
+            self._failed(item, raised)
             return
         _finish_one(item, None, value)
+
+    def _failed(self, entry: _Entry, raised: BaseException) -> None:
+        """The call of ``entry`` failed with ``raised``: complete its op with autopar's error, or send it again."""
+        if _ray.is_transient(raised):
+            verdict = _ray.after_transient(raised, entry.nodes, entry.what, entry.attempts, entry.resend is not None,
+                                           self._on_lost)  # fmt: skip
+            if not isinstance(verdict, BaseException):
+                entry.attempts += 1
+                heapq.heappush(self._later, (time.monotonic() + verdict, next(self._order), entry))
+                return
+            _complete(entry, verdict)
+            return
+        _complete(entry, _ray.mapped(raised, entry.nodes, entry.what, self._on_lost))
 
     def _fail_all(self, error: BaseException) -> None:
         self._take(block=False)
         pending, self._pending = self._pending, {}
         outbox, self._outbox = self._outbox, {}
+        later, self._later = self._later, []
         entries = [e for item in pending.values() for e in (item.entries if isinstance(item, _Batch) else [item])]
         entries += [e for items in outbox.values() for _, e in items]
+        entries += [e for _, _, e in later]
         for entry in entries:
             _complete(entry, error)
 
