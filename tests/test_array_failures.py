@@ -1,4 +1,4 @@
-"""SPEC §4 through arrays: failures flow, block nothing, show no garbage."""
+"""the contract's failure rules through arrays: failures flow, block nothing, show no garbage."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_synchronize_raises_an_unobserved_array_failure() -> None:
     ap.synchronize()
 
 
-# SPEC §4.2 (amended): an overwrite runs on a failed array and clears the failure; a partial
+# contract, failures rule 2 (amended): an overwrite runs on a failed array and clears the failure; a partial
 # update reads what it keeps and still fails.
 
 
@@ -191,7 +191,7 @@ def test_random_seed_replaces_a_failed_generator() -> None:
 
 
 def test_to_the_same_device_waits_and_raises_a_stored_failure() -> None:
-    """SPEC §2/§4.3 (issue 7, defect 15): no copy is needed, but non_blocking=False still waits and raises."""
+    """the contract on arrays/§4.3 (issue 7, defect 15): no copy is needed, but non_blocking=False still waits and raises."""
     bad = ap.call(explode, ap.ones(2), shape=(2,))
     with pytest.raises(Broken):
         bad.to(ap.cpu(0), non_blocking=False)

@@ -1,4 +1,4 @@
-"""Gradients (SPEC §8): both spellings against torch autograd on the same program, the
+"""Gradients (the contract on data parallelism): both spellings against torch autograd on the same program, the
 modes, accumulation, in-place rules, graphs used twice -- on both engines."""
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def test_in_place_on_recorded_arrays_raises_at_the_call() -> None:
 
 
 def test_modifying_a_saved_value_fails_the_gradient_not_the_program() -> None:
-    """torch's version counters, as in PyTorch: the gradient op fails, its gradients carry it (SPEC §4.2)."""
+    """torch's version counters, as in PyTorch: the gradient op fails, its gradients carry it (contract, failures rule 2)."""
     w = ap.array([1.0, 2.0], requires_grad=True)
     x = ap.array([3.0, 4.0])
     y = (w * x).sum()  # multiply saved x
@@ -189,7 +189,7 @@ def test_modifying_a_saved_value_fails_the_gradient_not_the_program() -> None:
     y.backward()  # returns: the failure is stored on w.grad
     with pytest.raises(RuntimeError, match="backward of multiply: a value multiply saved .* modified in place"):
         w.grad.numpy()
-    ap.waitall()  # a failure a read has raised is not raised again (SPEC §4.4)
+    ap.waitall()  # a failure a read has raised is not raised again (contract, failures rule 4)
     # an op that saves nothing (add) does not care
     v = ap.array([1.0, 2.0], requires_grad=True)
     u = ap.array([3.0, 4.0])

@@ -1,5 +1,5 @@
 """Backward through the engine: it returns at once, a gradient is readable (and copied) while
-the rest of backward has not run, and failures follow SPEC §4."""
+the rest of backward has not run, and failures follow the contract's failure rules."""
 
 from __future__ import annotations
 

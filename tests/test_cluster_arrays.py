@@ -1,4 +1,4 @@
-"""Arrays on a cluster node's devices (``node1/cpu:0``) behave like local ones (SPEC §9).
+"""Arrays on a cluster node's devices (``node1/cpu:0``) behave like local ones (the contract on many machines).
 
 Names and parsing without a cluster; the rest on the session's local 2-node
 cluster (``connected``). Oracles: NumPy, and the naive engine on this

@@ -1,4 +1,4 @@
-"""Faults a Ray user expects a cluster to survive, or to fail cleanly on (SPEC §9; docs/design/cluster.md §6).
+"""Faults a Ray user expects a cluster to survive, or to fail cleanly on (the contract on many machines; docs/design/cluster.md §6).
 
 Each test that kills or stops a node starts its own small cluster on
 127.0.0.1 (the session's ``ray_cluster`` must stay whole), and stops it even

@@ -258,7 +258,7 @@ print("end", flush=True)
 
 
 def test_a_device_side_assert_fails_the_op_and_the_device_not_the_process() -> None:
-    """SPEC §4.7: a device-side assert (an index out of range in a gather) fails the op and its
+    """contract, failures rule 7: a device-side assert (an index out of range in a gather) fails the op and its
     arrays; the device is reported unusable (CUDA's error is sticky), later ops on it fail with a
     DeviceError without touching it, frees after it do not abort ("terminate called" from an
     event created in ~TensorImpl), the CPU keeps working, and the process exits normally."""

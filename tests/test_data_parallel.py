@@ -251,7 +251,7 @@ def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(d
 def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_write(eng) -> None:  # type: ignore[no-untyped-def]
     """Two parameters on independent branches share one bucket. p1's gradient op fails (a value it
     saved was modified in place); p0's, pushed after, writes only its part of the bucket, so it must
-    read the rest (SPEC §4: a partial write keeps the failure): both updates fail, none runs on a
+    read the rest (the contract's failure rules: a partial write keeps the failure): both updates fail, none runs on a
     gradient that was never written."""
     rng = np.random.default_rng(8)
     (replica,) = parallel.replicate([ap.asarray(rng.standard_normal((4, 3)).astype(np.float32)),
@@ -299,7 +299,7 @@ def _ours(kind: str) -> parallel.Optimizer:
 
 @pytest.mark.parametrize("kind", ["sgd-weight-decay", "momentum", "adam"])
 def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
-    """SPEC §8: a parameter a step's loss does not reach is not moved (torch.optim skips a .grad of
+    """the contract on data parallelism: a parameter a step's loss does not reach is not moved (torch.optim skips a .grad of
     None: no weight decay, momentum or Adam step for it). It moved by a stale gradient that doubled
     each step (the bucket was summed again). Reached on one device only, it moves everywhere by that
     device's gradient. Oracle: torch.optim on the whole batch; replicas equal bit for bit."""
@@ -332,7 +332,7 @@ def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim
 
 @pytest.mark.parametrize("kind", ["sgd", "momentum"])
 def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
-    """SPEC §8/§4.2: a step with a bad label fails the parameters (and optimizer state) it would write;
+    """the contract on data parallelism/§4.2: a step with a bad label fails the parameters (and optimizer state) it would write;
     once they are restored, the next good step succeeds. The gradient buckets kept the failure
     (every .grad is a partial write of its bucket), so every later step failed, forever."""
     rng = np.random.default_rng(10)
@@ -356,7 +356,7 @@ def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> 
     for row in replicas:
         with pytest.raises(IndexError):
             within(60, row[0].numpy)
-    within(60, ap.waitall)  # the one failure was raised by the reads above: not again (SPEC §4.4)
+    within(60, ap.waitall)  # the one failure was raised by the reads above: not again (contract, failures rule 4)
     for row, values, states, saved in zip(replicas, kept, trainer.states, kept_states):  # restore
         for p, v in zip(row, values):
             ap.asarray(v, device=p.device).copyto(p)
@@ -377,7 +377,7 @@ def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> 
 
 
 def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_recorded(devices) -> None:  # type: ignore[no-untyped-def]
-    """SPEC §8: after a failed step (parameters restored), the next good step succeeds -- also when it
+    """the contract on data parallelism: after a failed step (parameters restored), the next good step succeeds -- also when it
     is pushed before the failure was recorded (here a gate holds the failing op until the good step is
     pushed; on the threaded policy any slow failing op does it). Whether a step clears its buckets
     was decided at push time, from the failure stored *then*: the naive policy (failure recorded

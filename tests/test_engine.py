@@ -127,7 +127,7 @@ def test_bad_arguments_raise_at_push(eng) -> None:  # type: ignore[no-untyped-de
         eng.push(lambda: None, priority="high")
 
 
-# -- failures (SPEC §4) ----------------------------------------------------------
+# -- failures (the contract's failure rules) ----------------------------------------------------------
 
 
 class Boom(ValueError):

@@ -1,5 +1,5 @@
 """The engine's interface for the layers above it, on both policies: overlapping and
-repeated vars, overwrites (SPEC §4.2 amended), ops run inline, ops completed later."""
+repeated vars, overwrites (contract, failures rule 2 amended), ops run inline, ops completed later."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_a_var_read_and_written_is_ordered_as_a_write(eng) -> None:  # type: ign
 @pytest.mark.parametrize("order", ["written first", "written second"])
 def test_a_written_var_among_two_reads_is_a_read_write(eng, order: str) -> None:  # type: ignore[no-untyped-def]
     # x += y's shape (two reads, one of them written): ordered as one write, and a failure on the written var
-    # stops the op (SPEC §4.2). Kept as a read beside the write, the op would wait for itself (WAITING forever);
+    # stops the op (contract, failures rule 2). Kept as a read beside the write, the op would wait for itself (WAITING forever);
     # taken for an overwrite, it would run and clear the failure.
     a, w = eng.Var(), eng.Var()
     ran: list[str] = []
@@ -67,7 +67,7 @@ def test_a_written_var_among_two_reads_is_a_read_write(eng, order: str) -> None:
         eng.wait_for_var(w)
 
 
-# -- overwrites (SPEC §4.2): run on a failed var, and clear it ------------------------------
+# -- overwrites (contract, failures rule 2): run on a failed var, and clear it ------------------------------
 
 
 def test_an_overwrite_runs_on_a_failed_var_and_clears_it(eng) -> None:  # type: ignore[no-untyped-def]

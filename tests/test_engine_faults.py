@@ -1,4 +1,4 @@
-"""Faults outside the user's function become failures; no engine thread dies (SPEC §4.7).
+"""Faults outside the user's function become failures; no engine thread dies (contract, failures rule 7).
 
 And the other faults issue 7 found around running an op: a Ctrl-C inside an op run on the
 caller (defect 2), a kernel run under the engine lock (12), a failure the fast path missed

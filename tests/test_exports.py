@@ -1,4 +1,4 @@
-"""The public namespace: exactly SPEC's names, each importable (Trio's test_exports)."""
+"""The public namespace: exactly the contract.s names, each importable (Trio's test_exports)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_lazy_array_names_match_the_array_layer() -> None:
 
 
 def test_cluster_names() -> None:
-    """SPEC §9: autopar.cluster.connect/devices/disconnect; NodeLostError is one class everywhere."""
+    """the contract on many machines: autopar.cluster.connect/devices/disconnect; NodeLostError is one class everywhere."""
     import autopar.cluster
 
     for name in ("connect", "devices", "disconnect"):

@@ -1,4 +1,4 @@
-"""backward(), a data-parallel step and allreduce are all-or-nothing under Ctrl-C (SPEC §8).
+"""backward(), a data-parallel step and allreduce are all-or-nothing under Ctrl-C (the contract on data parallelism).
 
 A real SIGINT is raised in the middle of each (``signal.raise_signal`` at a chosen push, in a
 fresh interpreter: the handler runs at the next bytecode of the main thread). It used to stop the

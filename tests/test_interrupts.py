@@ -1,4 +1,4 @@
-"""Ctrl-C at any point leaves the engine consistent (SPEC §4.6; issue 7 defect 1).
+"""Ctrl-C at any point leaves the engine consistent (contract, failures rule 6; issue 7 defect 1).
 
 Real SIGINTs, sent by a thread of a child process to its own main thread at random
 moments, land anywhere in a loop of pushes, ops run on the caller, waits and reads. After
@@ -258,7 +258,7 @@ except KeyboardInterrupt:
 
 @pytest.mark.parametrize("policy", ["threaded", "naive"])
 def test_a_ctrl_c_in_an_op_run_on_the_caller_is_raised_once(policy: str) -> None:
-    """SPEC §4.4/§4.6: raised at the call of the op it interrupted, not again by the next waitall;
+    """contract, failures rule 4/§4.6: raised at the call of the op it interrupted, not again by the next waitall;
     the array it failed still raises on every read."""
     proc = run_python(f"import sys; sys.argv = ['once', {policy!r}]\n" + ONCE, timeout=60)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -85,7 +85,9 @@ def test_shell_blocks_run_as_printed(tmp_path: Path) -> None:
             assert proc.returncode == 0, f"README.md:{line}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
 
 
-@pytest.mark.parametrize("path", ["README.md", "docs/guide.md", "docs/contract.md"])
+@pytest.mark.parametrize(
+    "path", ["README.md", *sorted(str(p.relative_to(README.parent)) for p in (README.parent / "docs").rglob("*.md"))]
+)
 def test_user_docs_name_no_issue_and_no_path_outside_the_repo(path: str) -> None:
     text = (README.parent / path).read_text()
     for pattern in (r"(?i)\bissue \d+", r"(?i)issue's", r"\.\./shared", r"\bSPEC\b", r"/work/", r"\.\./mxvenv"):

@@ -72,7 +72,7 @@ def test_back_pressure_counts_device_work(threaded) -> None:  # type: ignore[no-
     assert not blocked.is_alive()
 
 
-# -- device faults (defect 4, SPEC §4.7) --------------------------------------------------------
+# -- device faults (defect 4, contract, failures rule 7) --------------------------------------------------------
 
 
 def test_a_failing_kernel_fails_its_op_and_what_reads_it(eng) -> None:  # type: ignore[no-untyped-def]

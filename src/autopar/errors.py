@@ -1,6 +1,6 @@
 """The exceptions autopar raises itself.
 
-Errors raised *inside* an operation keep their own type (SPEC §4): they are
+Errors raised *inside* an operation keep their own type (the contract's failure rules): they are
 re-raised, with the failed operation named, on every blocking read of what the
 operation wrote. The classes here are for the rules autopar enforces.
 """

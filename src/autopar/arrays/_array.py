@@ -4,7 +4,7 @@ An array is a view (``_views.View``, or ``None`` for the whole) of a storage
 (``_views.Storage``: an engine var and the tensor it guards). Its ``shape``,
 ``dtype`` and ``device`` are known at the call; reading a value
 (``numpy()``, ``item()``, ``repr`` ...) waits for the storage's var and raises
-its failure, if any (SPEC §4).
+its failure, if any (the contract's failure rules).
 
 This module holds the array type and what needs no op: its attributes,
 reading values, making arrays and views. The operators and the methods that

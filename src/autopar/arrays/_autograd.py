@@ -110,7 +110,7 @@ gradient op drops its node's saved graph when it has run (``retain_graph``
 keeps it); a second backward through a graph that was not retained raises at
 the call, as in PyTorch.
 
-**Failures (SPEC §4).** A failed forward op fails its results; the gradient
+**Failures (the contract's failure rules).** A failed forward op fails its results; the gradient
 op reading them does not run and its gradients carry the failure, and so on
 down to the parameters' ``.grad``, to the update that reads them and to the
 parameters it writes. Nothing waits for anything that will not come. An error
@@ -128,7 +128,7 @@ counters exactly where PyTorch detects it: the recorded inputs are detached
 views of the storage tensors, which share their version counter, and every
 in-place write of a storage goes through torch's ``copy_``. The check happens
 when the gradient op runs (the forward, and so what it saved, is known only
-then), so the error is stored on the gradients it writes (SPEC §4.2) and
+then), so the error is stored on the gradients it writes (contract, failures rule 2) and
 raised by the first read of one of them -- or by the update that reads it,
 or ``waitall`` -- with the op named and the fix said; in a program that reads
 nothing, ``waitall`` raises it. Because gradient ops read their inputs' vars,

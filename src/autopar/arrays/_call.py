@@ -4,7 +4,7 @@ The function is a static parameter; its result's shape and dtype are
 declared by the caller, so nothing is inferred. It never runs on the calling
 thread (it stays asynchronous whatever its size, and may call back into
 autopar), and if it raises or returns another shape the error is stored on
-the result (SPEC §4).
+the result (the contract's failure rules).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def call(
 
     The result has ``shape`` and ``dtype`` (default: the first input's) and
     lives on the inputs' device. If ``fn`` raises, or returns another shape,
-    the error is stored on the result (SPEC §4).
+    the error is stored on the result (the contract's failure rules).
     """
     if not callable(fn):
         raise TypeError(f"call: fn must be callable; got {fn!r}")

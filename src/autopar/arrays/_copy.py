@@ -94,7 +94,7 @@ def to(self: NDArray, device: Any, non_blocking: bool = False) -> NDArray:
     """PyTorch's spelling: this array on ``device`` (itself if already there).
 
     With ``non_blocking=False`` it returns after the copy has finished (and
-    raises its failure) -- also when the array is already there (SPEC §2, §4.3).
+    raises its failure) -- also when the array is already there (the contract on arrays, §4.3).
     """
     dst = as_device(device)
     out = self if dst == self.device else copy_to_device(self, dst)

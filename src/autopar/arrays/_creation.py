@@ -2,7 +2,7 @@
 
 Host data -- Python sequences, NumPy arrays, CPU torch tensors -- is copied
 when ``array``/``asarray`` is called, so later changes to the caller's
-buffer cannot leak into pending work (defect 8 of issue 8). Memory is
+buffer cannot leak into pending work. Memory is
 shared only when asked: ``asarray(x, copy=False)``, ``from_torch``,
 ``from_dlpack``; then the caller promises not to change it until the ops
 reading it have run. For a CUDA device the snapshot is uploaded by a copy

@@ -82,11 +82,11 @@ Writes into an existing array (in-place operators, ``x[k] = v``,
 through the target's view (``_views.write``), so overlapping operands (``m +=
 m.T``, ``y[1:] = y[:-1]``) give NumPy's answer. A write that covers its whole
 storage is an *overwrite*: its var is written but not read, so the op runs
-even if the target had failed (SPEC §4.2); a partial write reads the target.
+even if the target had failed (contract, failures rule 2); a partial write reads the target.
 
 Ops whose result shape depends on data (``OpDef.data_dependent``) are
 pushed like any other, then waited for, and the shape is read from the
-result (SPEC §2): such calls block.
+result (the contract on arrays): such calls block.
 
 For a capture interpreter
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -111,7 +111,7 @@ What a tracing interpreter (``autopar.capture``) builds on:
 - **One engine op standing for many kernels**: push one function with the
   union of what the kernels read (minus what they produce first) and write,
   through ``_eager.push(fn, reads, writes, device, name, lane)``; a failure
-  inside it fails every var it writes (SPEC §4), which is what a captured op
+  inside it fails every var it writes (the contract's failure rules), which is what a captured op
   promises. ``engine/_bulk.py``'s segments do this for small eager ops but
   keep each member's own outcome (their callers were promised step-by-step
   failures); a capture has no such promise and needs none of that.

@@ -18,7 +18,7 @@ Python scalars are *weak* (standard §"Mixing arrays with Python scalars"): an
 array's dtype; a ``complex`` makes a float array the complex type of its
 precision. Where the standard leaves the choice (a float scalar with an
 integer array, an int scalar with a bool array) the result is the default
-dtype of the scalar's kind: ``float32`` (autopar's default float, SPEC §2),
+dtype of the scalar's kind: ``float32`` (autopar's default float, the contract on arrays),
 ``int64``, ``complex64`` -- NumPy does the same with its own defaults.
 
 Computation dtypes. torch has few kernels for ``uint16``/``uint32``/``uint64``:

@@ -6,7 +6,7 @@ on that device reads and writes: the draws on a device happen in push order, so
 engine. ``seed(n)`` seeds every device's generator with ``n`` (devices first
 used later start from ``n`` too), as ``torch.manual_seed`` does; it only
 writes the generator, so it also replaces a generator whose last draw failed
-(SPEC §4.2). Draws are table entries whose kernels find the generator by
+(contract, failures rule 2). Draws are table entries whose kernels find the generator by
 device name (a static parameter: the device's own name where it lives, so
 ``node1/cpu:0``'s draws use ``cpu:0``'s generator on node1). For a cluster
 node's device the driver keeps only the var that orders the draws; the node

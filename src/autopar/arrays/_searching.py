@@ -3,7 +3,7 @@
 
 ``nonzero``, ``unique_*``, ``where(condition)`` with one argument and
 ``argwhere`` have result shapes that depend on the data: they are
-``data_dependent`` entries, so the call waits for its inputs (SPEC §2).
+``data_dependent`` entries, so the call waits for its inputs (the contract on arrays).
 Every other op here returns at once. Sorting is stable, as the standard asks;
 NaNs sort last, as in NumPy.
 """

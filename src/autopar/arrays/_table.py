@@ -13,7 +13,7 @@ An op is an :class:`OpDef` in ``TABLE``, registered once by name (JAX's
     input). Because it is functional, torch can differentiate it
     (``torch.func.vjp``), and because it is found by ``name`` and called with
     picklable ``static``, a remote node can run the same entry of its own
-    autopar (issue 10).
+    autopar (the cluster layer does).
 ``dtype``
     The dtype rule: ``dtype(op, in_dtypes, static) -> (out_dtypes, casts)``,
     where ``casts`` gives, per input, the dtype the kernel sees it in (``None``

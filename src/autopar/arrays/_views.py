@@ -25,7 +25,7 @@ into the positive view, so writes through ``x[::-1]`` reach ``x``.
 A write whose view covers every element of its storage (:func:`covers`)
 overwrites it: it does not read the old value, runs even if the storage had
 failed, and allocates the tensor if the failed producer never made it
-(SPEC §4.2).
+(contract, failures rule 2).
 """
 
 from __future__ import annotations

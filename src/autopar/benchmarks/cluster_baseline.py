@@ -1,6 +1,6 @@
 """Baselines for remote devices: what plain Ray actors do on a local 2-node cluster.
 
-Remote devices (SPEC §9) are judged against plain Ray measured in the
+Remote devices (the contract on many machines) are judged against plain Ray measured in the
 same run: driver overhead per remote op <= 2x one plain actor call, a 64 MB
 copy between nodes <= 1.5x a plain actor-to-actor handoff, and the chapter's
 50 products with one device per node at both / max(T1, T2) <= 1.15. This

@@ -1,4 +1,4 @@
-"""Many machines: autopar's devices on the nodes of a Ray cluster (SPEC §9).
+"""Many machines: autopar's devices on the nodes of a Ray cluster (the contract on many machines).
 
     import autopar as ap, autopar.cluster
     autopar.cluster.connect()                # a local 2-node cluster on 127.0.0.1 (also "local")

@@ -12,7 +12,7 @@ registers two things, and removes them at disconnect:
 
 When a runtime is lost, the arrays it held fail (:func:`fail_held`): one
 engine op writing all their vars raises ``NodeLostError``, so reads,
-``wait_to_read`` and ``waitall`` raise it (SPEC §4, §9) -- not only reads
+``wait_to_read`` and ``waitall`` raise it (the contract's failure rules, §9) -- not only reads
 that reach for the data. Being a write, it runs after the ops already pushed
 that read or write them.
 """

@@ -19,7 +19,7 @@ it with ``engine.push_async``, reading and writing the same vars a local op
 would. Once the driver's engine makes the op ready, the remote lane's worker
 hands the call to the runtime (``handle.submit``: one Ray call) and returns;
 the cluster's watcher completes the op when the node answers. So the driver's
-engine orders remote ops by the rules of SPEC §5, a node never sees a call
+engine orders remote ops by the rules of the contract on the engine, a node never sees a call
 whose inputs are not final, and independent calls are in flight at once.
 
 The node runs a call through its own copy of this dispatcher on its own

@@ -1,4 +1,4 @@
-"""Gradients of ops on a cluster node's device (SPEC §9; docs/design/cluster.md §7).
+"""Gradients of ops on a cluster node's device (the contract on many machines; docs/design/cluster.md §7).
 
 Design note
 -----------
@@ -27,7 +27,7 @@ call per gradient op -- the same three pieces as forward ops, and the same code:
   (:func:`start`) pushes ``_backward.push_gradient`` on its record -- the
   gradient op itself -- and answers when it has run. A view node sends its
   view as data instead of a key (a view saves nothing).
-- **Failures (SPEC §4).** A gradient op's error comes back with its own type
+- **Failures (the contract's failure rules).** A gradient op's error comes back with its own type
   and fails the accumulators it writes here, hence the ``.grad`` and the
   updates that read them; a node lost fails them with ``NodeLostError``
   (the remote storages are tracked like any other); nothing waits on an

@@ -128,7 +128,7 @@ def push(
     ``"compute"`` or one of the device's copy lanes. Blocks only when the
     pending-work bound is reached (:func:`set_max_pending`).
 
-    Failures (SPEC §4): if ``fn`` raises, the error is stored on ``writes``. If
+    Failures (the contract's failure rules): if ``fn`` raises, the error is stored on ``writes``. If
     a var in ``reads`` holds a failure, ``fn`` does not run and ``writes`` carry
     that failure. A var only in ``writes`` is an *overwrite*: ``fn`` runs even if
     it had failed, and its failure is cleared when ``fn`` succeeds. So a var

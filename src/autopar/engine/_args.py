@@ -26,7 +26,7 @@ def split(reads: tuple[Var, ...], writes: tuple[Var, ...]) -> tuple[tuple[Var, .
 
     A var in both ``reads`` and ``writes`` is a *read-write*: it is ordered as a
     write and kept in ``writes``, and listed again in the third tuple because a
-    failure on it stops the op (SPEC §4.2). A var only in ``writes`` is an
+    failure on it stops the op (contract, failures rule 2). A var only in ``writes`` is an
     *overwrite*. The common case -- no var repeated, none in both -- returns
     the tuples as given after a few identity tests.
     """

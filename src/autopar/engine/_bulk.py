@@ -24,7 +24,7 @@ like any other); a ``KeyboardInterrupt`` raised by the kernel is too, and is
 raised again to the caller once recorded. A Ctrl-C *signalled* while the
 kernel runs is deferred like any in ``push_small`` (a protected entry point,
 ``_ki``), and raised when it returns: the op has completed by then, one of
-the two outcomes SPEC §4.6 allows. While someone listens (the profiler), an
+the two outcomes contract, failures rule 6 allows. While someone listens (the profiler), an
 op that could run now is pushed as an inline op instead, so it is an ``Op``
 the listener sees.
 
@@ -51,7 +51,7 @@ var queues see one op pushed at the time of its last member, which is what
 step-by-step execution orders; ``_writes_pushed`` counts a var once per
 segment, as ``version`` will.
 
-SPEC §4 per member, not per segment: the engine never skips a segment (its
+the contract's failure rules per member, not per segment: the engine never skips a segment (its
 op has ``bulk`` set: ``_failures.first_failure`` passes it, and
 ``_outcome.record`` leaves its vars' failures to it); when it runs, a member
 that reads a failed var is skipped and its writes take that failure, a member
@@ -157,7 +157,7 @@ def _run_member(member: _Member, device: Device) -> None:
         if failure is not None:
             var.failure = failure
         elif var.failure is not None:
-            var.failure = None  # an overwrite that succeeded clears it (SPEC §4.2)
+            var.failure = None  # an overwrite that succeeded clears it (contract, failures rule 2)
 
 
 def _first_failure(vars_: tuple[Var, ...]) -> Failure | None:
@@ -269,7 +269,7 @@ class Bulking:
                                   (*writes, *fresh), device, 0, name, lane, True)  # fmt: skip
                 return
             error: BaseException | None = None
-            try:  # still protected: a Ctrl-C signalled meanwhile is raised once the op is recorded (SPEC §4.6)
+            try:  # still protected: a Ctrl-C signalled meanwhile is raised once the op is recorded (contract, failures rule 6)
                 if one_thread:
                     _on_one_thread(fn, *args)
                 else:
@@ -297,7 +297,7 @@ class Bulking:
                     if failure is not None:  # its outcome, as _outcome.record stores one
                         var.failure = failure
                     elif var.failure is not None:
-                        var.failure = None  # an overwrite that succeeded clears it (SPEC §4.2)
+                        var.failure = None  # an overwrite that succeeded clears it (contract, failures rule 2)
                     var.version += 1
                     if var._waiters:
                         wake = True

@@ -1,4 +1,4 @@
-"""Failures (SPEC §4): which one stops an op, and which ones ``waitall`` still owes.
+"""Failures (the contract's failure rules): which one stops an op, and which ones ``waitall`` still owes.
 
 A failed op stores one :class:`Failure` on each var it writes. An op that
 reads a failed var (or writes one it also reads) is *skipped* and its writes
@@ -83,7 +83,7 @@ def raise_for_var(var: Var) -> None:
 
 def raised_here(op: Op) -> None:
     """``op``'s own error (a Ctrl-C in an op run on the caller) is being raised to the caller now:
-    it is observed, and ``waitall`` does not raise it again (SPEC §4.4, §4.6: raised once)."""
+    it is observed, and ``waitall`` does not raise it again (contract, failures rule 4, §4.6: raised once)."""
     if op.failure is not None:
         mark_observed(op.failure)
 

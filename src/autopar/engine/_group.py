@@ -1,4 +1,4 @@
-"""Groups: calls whose pushes are all-or-nothing under Ctrl-C (SPEC §8).
+"""Groups: calls whose pushes are all-or-nothing under Ctrl-C (the contract on data parallelism).
 
 ``backward()``, a data-parallel step and ``allreduce`` each push many ops. A
 Ctrl-C landing between two of those pushes left half of them pushed: a

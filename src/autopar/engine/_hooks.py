@@ -7,7 +7,7 @@ with the engine lock held), so a listener must be quick and thread-safe, and
 must not push or wait. Nobody listening costs one truth test of a module
 global per event, and no timestamps are taken.
 
-A listener that raises does not kill the thread that called it (SPEC §4.7):
+A listener that raises does not kill the thread that called it (contract, failures rule 7):
 its error becomes the failure of the op it was told about (``call`` returns
 it, and the caller stores it like any other failure).
 """

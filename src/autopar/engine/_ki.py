@@ -1,4 +1,4 @@
-"""Ctrl-C that leaves the engine consistent (SPEC §4.6).
+"""Ctrl-C that leaves the engine consistent (contract, failures rule 6).
 
 Python's SIGINT handler raises ``KeyboardInterrupt`` in the main thread
 between any two bytecodes. Landing in the engine's bookkeeping -- after a var
@@ -30,8 +30,8 @@ bookkeeping (waiter counts).
 
 The handler is installed (``install``) only from the main thread, and only
 while SIGINT has Python's default handler: a program or framework with its own
-handler keeps it, and then an interrupt is raised wherever it lands (SPEC
-§4.6 is not guaranteed there).
+handler keeps it, and then an interrupt is raised wherever it lands (contract,
+failures rule 6 is not guaranteed there).
 """
 
 from __future__ import annotations

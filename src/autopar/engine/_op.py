@@ -29,7 +29,7 @@ class Op:
     """A pushed operation. ``repr`` shows its name, device, lane and state.
 
     ``reads`` holds the vars it only reads, ``writes`` every var it writes, and
-    ``rw`` those of ``writes`` it also reads (SPEC §4.2: a failure on a var it
+    ``rw`` those of ``writes`` it also reads (contract, failures rule 2: a failure on a var it
     reads stops it; a var it only writes is an overwrite). ``t_push``,
     ``t_start`` and ``t_end`` are ``time.perf_counter_ns()`` values, recorded
     only while an engine listener (the profiler) is attached; 0 otherwise. For

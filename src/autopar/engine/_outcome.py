@@ -2,7 +2,7 @@
 
 ``record`` sets the op's state and failure, tells the listeners, and stores
 the outcome on the vars the op writes: its failure, or -- when it succeeded
--- no failure (an overwrite clears one, SPEC §4.2); and each var's
+-- no failure (an overwrite clears one, contract, failures rule 2); and each var's
 ``version`` moves on. It runs with the engine lock held, before the op's vars
 are passed on, so an op granted a var next always sees the outcome.
 

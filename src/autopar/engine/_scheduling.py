@@ -126,7 +126,7 @@ class Scheduling(Lifecycle):
 
     def _check_lost_locked(self, op: Op, error: BaseException) -> None:
         """``error`` came from ``op``'s stream: if it leaves the device unusable (CUDA's sticky
-        errors), fail everything on the device from now on without touching it again (SPEC §4.7).
+        errors), fail everything on the device from now on without touching it again (contract, failures rule 7).
 
         ``op`` fails with its own error. Every op of the device still queued, and every one pushed
         later, fails with a ``DeviceError`` saying the device is lost; the lanes' watchers stop

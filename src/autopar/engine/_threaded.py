@@ -21,7 +21,7 @@ runs on the calling thread -- through ``_run.run`` like any other, after the
 lock is released, with its lane marked busy so the worker does not start
 another op there meanwhile. A ``KeyboardInterrupt`` (or other
 ``BaseException``) it raises is its failure, and is raised again to the
-caller once the op is recorded (SPEC §4.6).
+caller once the op is recorded (contract, failures rule 6).
 """
 
 from __future__ import annotations

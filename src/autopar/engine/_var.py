@@ -18,7 +18,7 @@ class Var:
 
     ``version`` counts the writes to it that have finished (for an op on a
     stream lane: whose device work has finished); ``failure`` is the failure
-    stored on it by a failed write (SPEC §4), or ``None``.
+    stored on it by a failed write (the contract's failure rules), or ``None``.
     """
 
     __slots__ = (

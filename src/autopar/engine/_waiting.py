@@ -11,7 +11,7 @@ too, and none of them synchronizes a stream.
 A wait made inside an op raises :class:`BlockingCallError` (the op may be what
 it waits for). On the main thread a wait sleeps in slices (``_ki.WAIT_SLICE``)
 so that a Ctrl-C ends it promptly: the waiter counts are undone first, then
-``KeyboardInterrupt`` is raised (SPEC §4.6).
+``KeyboardInterrupt`` is raised (contract, failures rule 6).
 
 Back-pressure: ``push`` blocks while ``max_pending`` ops are pushed and not
 finished. Pushes made inside an op never block: the op may be what the others

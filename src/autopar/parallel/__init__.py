@@ -1,4 +1,4 @@
-"""``autopar.parallel``: data parallelism on several devices (SPEC §8).
+"""``autopar.parallel``: data parallelism on several devices (the contract on data parallelism).
 
     devices = autopar.try_all_gpus()             # or [cpu(0), cpu(1)] after set_cpu_devices(2)
     replicas = parallel.replicate(params, devices)

@@ -179,7 +179,7 @@ class DataParallel:
         when it holds a parameter this device's loss does not reach (its slot must hold no earlier
         step's gradient: the bucket is summed whole); else an op that does nothing -- the gradients
         rewrite the whole bucket -- but, being an overwrite, clears a failure an earlier step left
-        there (SPEC §4.2; each gradient writes only its part of the bucket and so would keep it).
+        there (contract, failures rule 2; each gradient writes only its part of the bucket and so would keep it).
 
         Pushed every step, whether or not a failure is stored yet: the earlier step's failure may
         be recorded only after this push (the threaded policy), and what this step does must not
