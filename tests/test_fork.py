@@ -118,3 +118,69 @@ def test_a_forked_child_does_not_inherit_locks_held_at_the_fork() -> None:
     proc = run_python(LOCKS, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[:2] == ["child [3.0, 6.0]", "child status 0"], (proc.stdout, proc.stderr[-3000:])
+
+
+RUNNING_NOW = r"""
+import faulthandler, os, threading, time
+import autopar as ap
+from autopar import engine
+
+e = engine.current_engine()
+x = ap.ones((4,))
+x.wait_to_read()
+started, release = threading.Event(), threading.Event()
+
+def kernel():  # a small op that runs now on the pushing thread, holding x's var outside the lock
+    started.set()
+    release.wait()
+
+pusher = threading.Thread(target=lambda: e.push_small(kernel, (), (), (x._storage.var,), ap.cpu(0), "small"))
+pusher.start()
+started.wait()
+
+def opener():  # ends the op once the fork waits for it (gives up after 10 s: the code before waited for nothing)
+    deadline = time.monotonic() + 10
+    while not getattr(e, "_fork_waiting", False) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    release.set()
+
+threading.Thread(target=opener, daemon=True).start()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(15, exit=True)  # a hang fails the test (exit status 1) with the stacks
+    print("child", x.numpy().tolist(), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+pusher.join()
+print("child status", os.waitstatus_to_exitcode(status))
+
+# An op still running when the wait ends: the child fails what it writes instead of waiting forever.
+engine.FORK_WAIT = 0.1
+started.clear()
+release.clear()
+pusher = threading.Thread(target=lambda: e.push_small(kernel, (), (), (x._storage.var,), ap.cpu(0), "small"))
+pusher.start()
+started.wait()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(15, exit=True)
+    try:
+        x.numpy()
+    except Exception as error:
+        print("child", type(error).__name__, "forked child" in str(error), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+release.set()
+pusher.join()
+print("child status", os.waitstatus_to_exitcode(status), x.numpy().tolist())
+"""
+
+
+def test_a_fork_waits_for_a_small_op_running_now_on_another_thread() -> None:
+    """A small op run now on its pushing thread holds its vars outside the engine lock; a fork meanwhile
+    (from another thread) copied them held into the child, whose read of the op's array waited forever.
+    The fork now waits (up to 5 s) for such ops to end; one still running then fails its arrays in the child."""
+    proc = run_python(RUNNING_NOW, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:4] == ["child [1.0, 1.0, 1.0, 1.0]", "child status 0", "child EngineShutdownError True",
+                                           "child status 0 [1.0, 1.0, 1.0, 1.0]"], (proc.stdout, proc.stderr[-3000:])

@@ -74,6 +74,7 @@ wait a whole time slice.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -203,6 +204,8 @@ class Bulking:
     _progress: Any
     _seq: Any
     _open_segment: Segment | None = None  # closed by every _submit
+    _now: dict[int, tuple[tuple[Var, ...], tuple[Var, ...], tuple[Var, ...]]]  # small ops running now, elsewhere
+    _fork_waiting: bool  # a fork waits for them to end (lock_for_fork)
     # The policy's own (this class comes last among its bases):
     push_checked: Callable[..., Op]
     _make_lane: Callable[[Device, str], Any]
@@ -261,6 +264,8 @@ class Bulking:
                     for var in writes:
                         var._writing = True
                         var._writes_pushed += 1
+                    held = (reads, writes, fresh)
+                    self._now[id(held)] = held  # a fork waits for it (lock_for_fork)
             finally:
                 lock.release()
             if watched:  # someone watches every op: this one too, as an op run inline
@@ -303,7 +308,8 @@ class Bulking:
                         wake = True
                 if queued:  # someone pushed behind it meanwhile: grant them, as _tracker.release would
                     self._pass_on_locked(reads, writes)
-                if wake:
+                del self._now[id(held)]
+                if wake or (self._fork_waiting and not self._now):
                     self._progress.notify_all()
             finally:
                 lock.release()
@@ -312,6 +318,40 @@ class Bulking:
         finally:
             if _ki.deferred:
                 _ki.check()
+
+    def lock_for_fork(self, timeout: float) -> None:
+        """Take the engine lock for a fork, once no small op runs now on another thread (waiting up
+        to ``timeout`` s). Such an op holds its vars outside the lock (module note): forked
+        meanwhile, the child would find them held by a thread it does not have, and a read of
+        what the op writes would wait forever. (One still running after ``timeout``: the child
+        fails its vars instead, ``release_after_fork``.)"""
+        self._lock.acquire()
+        if not self._now:
+            return
+        self._fork_waiting = True
+        deadline = time.monotonic() + timeout
+        try:
+            while self._now:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._progress.wait(left)
+        finally:
+            self._fork_waiting = False
+
+    def release_after_fork(self, failure: Any) -> None:
+        """In a forked child: the small ops that ran now on another thread at the fork (``timeout``
+        passed) will never finish here; their vars are left idle, what they write failed."""
+        for reads, writes, fresh in self._now.values():
+            for var in reads:
+                var._reading = max(0, var._reading - 1)
+            for var in fresh:
+                var._writes_pushed += 1
+            for var in (*writes, *fresh):
+                var._writing = False
+                var.failure = failure
+                var.version = var._writes_pushed
+        self._now.clear()
 
     def _pass_on_locked(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
         """Grant the vars of an op run now to the ops queued on them (its own hold already dropped)."""

@@ -156,7 +156,11 @@ class Lifecycle(Waiting):
         roots = [op for lane in lanes for _, _, op in lane.heap]
         roots.extend(lane.running for lane in lanes if lane.running is not None)
         roots.extend(self._issued)
-        cancel_ops(roots, fork_failure())
+        failure = fork_failure()
+        cancel_ops(roots, failure)
+        release = getattr(self, "release_after_fork", None)
+        if release is not None:
+            release(failure)
         self._closed = True
 
     def _cancel_locked(self, timeout: float, lanes: list[Lane], interrupted: bool = False) -> str:

@@ -37,7 +37,7 @@ from autopar.engine._lanes import Lane
 from autopar.engine._op import Op, OpState
 from autopar.engine._pushing import EXTERNAL, Pushing
 from autopar.engine._scheduling import Scheduling
-from autopar.engine._var import Failure
+from autopar.engine._var import Failure, Var
 
 _RUNNING = OpState.RUNNING
 _READY = OpState.READY
@@ -65,6 +65,8 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
         self._issued: dict[Op, None] = {}  # ops whose function returned, not finished
         self._lost: dict[Device, Failure] = {}  # devices a sticky error left unusable (_scheduling.py)
         self._closed = False
+        self._now: dict[int, tuple[tuple[Var, ...], tuple[Var, ...], tuple[Var, ...]]] = {}
+        self._fork_waiting = False
 
     def _submit(self, op: Op, inline: bool) -> None:
         lane = op._lane
