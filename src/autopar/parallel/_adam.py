@@ -34,32 +34,13 @@ from typing import Any
 
 import torch
 
+from autopar.arrays import _updates  # noqa: F401  (count_update, adam_step_update)
 from autopar.arrays import _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._creation import zeros, zeros_like
 from autopar.arrays._dispatch import bind_into, push
-from autopar.arrays._table import TABLE, define
+from autopar.arrays._table import TABLE
 from autopar.parallel._optim import Optimizer, _positive
-
-
-def _adam_kernel(w: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: torch.Tensor, lr: float, b1: float, b2: float,
-                 eps: float) -> torch.Tensor:  # fmt: skip
-    """``w`` after one Adam update from its moments and step count ``t`` (a 0-d tensor)."""
-    t = t.to(torch.float64)
-    correction1 = 1.0 - torch.pow(b1, t)
-    correction2 = torch.sqrt(1.0 - torch.pow(b2, t))
-    step_size = (lr / correction1).to(w.dtype)
-    return w - step_size * (m / (torch.sqrt(v) / correction2.to(w.dtype) + eps))
-
-
-def _own_dtypes(op: str, dtypes: tuple[Any, ...], static: dict[str, Any]) -> Any:
-    """The parameter's dtype out; every operand computed in its own (the count stays float64)."""
-    return (dtypes[0],), dtypes
-
-
-define("adam_step_update", _adam_kernel, _own_dtypes, shape=lambda op, shapes, s: (shapes[0],), scalars=True,
-       differentiable=False)  # fmt: skip
-define("count_update", lambda t: t + 1.0, _own_dtypes, shape=lambda op, shapes, s: (shapes[0],), differentiable=False)
 
 
 def _update(w_storage: Any, w_view: Any, g_storage: Any, g_view: Any, m_storage: Any, v_storage: Any, t_storage: Any,
