@@ -275,3 +275,24 @@ def test_adams_table_entry_path_for_cluster_nodes_equals_torch(eng) -> None:  # 
         opt.step()
     np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert float(state[2]) == 3.0
+
+
+@pytest.mark.parametrize("on_host", [True, False])
+def test_adams_two_formulas_equal_torch(on_host: bool) -> None:
+    """The op's bias correction: from the count read as a number (CPU), or computed on the device from
+    the count tensor (a GPU: no host synchronisation) -- both torch.optim.Adam's values; the second is
+    run here on the CPU, the only way to check it without a GPU."""
+    from autopar.parallel._adam import stepped
+
+    w, t = torch.tensor(W0[0]), torch.tensor(W0[0], requires_grad=True)
+    m, v, count = torch.zeros_like(w), torch.zeros_like(w), torch.zeros((), dtype=torch.float64)
+    opt = torch.optim.Adam([t], lr=0.05, betas=(0.8, 0.99), eps=1e-6)
+    for _ in range(4):
+        g = torch.from_numpy(RNG.standard_normal(W0[0].shape).astype(np.float32))
+        count += 1
+        m.lerp_(g, 0.2)
+        v.mul_(0.99).addcmul_(g, g, value=0.01)
+        w = stepped(w, m, v, count, 0.05, 0.8, 0.99, 1e-6, on_host=on_host)
+        t.grad = g
+        opt.step()
+    torch.testing.assert_close(w, t.detach(), rtol=1e-6, atol=1e-7)

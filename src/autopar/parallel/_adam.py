@@ -59,16 +59,22 @@ def _update(w_storage: Any, w_view: Any, g_storage: Any, g_view: Any, m_storage:
     t.add_(1.0)
     m.lerp_(g, 1.0 - b1)
     v.mul_(b2).addcmul_(g, g, value=1.0 - b2)
-    if t.device.type == "cpu":  # torch's default formulas, the count as a Python number
+    _views.write(base, w_view, stepped(w, m, v, t, lr, b1, b2, eps, on_host=t.device.type == "cpu"))
+
+
+def stepped(w: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: torch.Tensor, lr: float, b1: float, b2: float,
+            eps: float, on_host: bool) -> torch.Tensor:  # fmt: skip
+    """``w`` after the update from its new moments and count. ``on_host``: torch's default formulas,
+    the count read as a Python number (free on a CPU); else torch's ``capturable`` ones, computed on
+    the device from the count tensor (nothing read back: no host synchronisation on a GPU)."""
+    if on_host:
         n = t.item()
         denom = (v.sqrt() / math.sqrt(1.0 - b2**n)).add_(eps)
-        new = w.addcdiv(m, denom, value=-lr / (1.0 - b1**n))
-    else:  # torch's capturable formulas: nothing read back to the host
-        step_size = (-lr / (1.0 - torch.pow(b1, t))).to(w.dtype)
-        root = torch.sqrt(1.0 - torch.pow(b2, t)).to(w.dtype)
-        denom = (v.sqrt() / (root * step_size)).add_(eps / step_size)
-        new = w.addcdiv(m, denom)
-    _views.write(base, w_view, new)
+        return w.addcdiv(m, denom, value=-lr / (1.0 - b1**n))
+    step_size = (-lr / (1.0 - torch.pow(b1, t))).to(w.dtype)
+    root = torch.sqrt(1.0 - torch.pow(b2, t)).to(w.dtype)
+    denom = (v.sqrt() / (root * step_size)).add_(eps / step_size)
+    return w.addcdiv(m, denom)
 
 
 class Adam(Optimizer):
