@@ -5,6 +5,7 @@ parameter a backward did not reach (MXNet's stale gradient). Oracle: torch.optim
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -120,7 +121,7 @@ def test_state_dict_has_torch_optims_layout_and_values_and_round_trips_both_ways
     ours2.load_state_dict(opt.state_dict())
     tw2 = [torch.tensor(p.numpy(), requires_grad=True) for p in w]
     (opt2,) = _torch(kind, tw2)
-    sd = ours.state_dict()
+    sd = pickle.loads(pickle.dumps(ours.state_dict()))  # saved and loaded, as torch.save would
     opt2.load_state_dict({"state": {i: {k: _as_torch(v).float() for k, v in e.items()} for i, e in sd["state"].items()},
                           "param_groups": sd["param_groups"]})  # fmt: skip
     for x in XS[4:]:
