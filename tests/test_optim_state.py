@@ -297,3 +297,31 @@ def test_adams_two_formulas_equal_torch(on_host: bool) -> None:
         t.grad = g
         opt.step()
     torch.testing.assert_close(w, t.detach(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", ["momentum", "adam"])
+def test_a_models_move_after_a_step_takes_the_optimizer_state_along(two_devices: list[ap.Device], kind: str) -> None:
+    """Module.to puts new arrays in the model; the optimizer follows them, and now their state too: it
+    stayed with the old arrays and the next step began from zeros (momentum and moments lost)."""
+    from autopar import nn
+
+    net, twin = nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        twin.weight.copy_(torch.from_numpy(net.weight.numpy()))
+        twin.bias.copy_(torch.from_numpy(net.bias.numpy()))
+    if kind == "adam":
+        ours, theirs = optim.Adam(net.parameters(), lr=0.05), torch.optim.Adam(twin.parameters(), lr=0.05)
+    else:
+        ours, theirs = optim.SGD(net.parameters(), lr=0.1, momentum=0.9), torch.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    for i, x in enumerate(XS[:3]):
+        if i == 1:
+            net.to(two_devices[1])
+        ours.zero_grad()
+        (net(ap.asarray(x, device=two_devices[1 if i else 0])) ** 2).sum().backward()
+        ours.step()
+        theirs.zero_grad()
+        (twin(torch.from_numpy(x)) ** 2).sum().backward()
+        theirs.step()
+    assert len(ours.state) == 2 and net.weight.device == two_devices[1]
+    assert all(a.device == two_devices[1] for entry in ours.state_dict()["state"].values() for a in entry.values())
+    np.testing.assert_allclose(net.weight.numpy(), twin.weight.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -36,9 +36,13 @@ _TORCH_ORDER = ["momentum_buffer", "step", "exp_avg", "exp_avg_sq"]  # the order
 
 
 def _params(opt: Any) -> list[list[Any]]:
-    from autopar.nn._module import moved_to
+    """Each group's parameters as the model has them now (and their state with them)."""
+    from autopar.arrays._autograd import no_grad
 
-    return [[moved_to(p) for p in group["params"]] for group in opt.param_groups]
+    with no_grad():
+        for group in opt.param_groups:
+            opt._follow_moves(group)
+    return [list(group["params"]) for group in opt.param_groups]
 
 
 def state_dict(opt: Any) -> dict[str, Any]:

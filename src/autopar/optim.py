@@ -97,20 +97,36 @@ class Optimizer:
     @atomic("Optimizer.step()")
     def _step(self) -> None:
         from autopar.arrays._autograd import no_grad
-        from autopar.nn._module import moved_to
 
         with no_grad():
             for group in self.param_groups:
                 self._check(group)
                 updater = self._updater(group)
                 updater.begin_step()
-                group["params"] = [moved_to(p) for p in group["params"]]  # the model moved since (Module.to)
+                self._follow_moves(group)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     if id(p) not in self.state:
                         self.state[id(p)] = updater.state(p)
                     updater.update(p, p.grad, self.state[id(p)])
+
+    def _follow_moves(self, group: dict[str, Any]) -> None:
+        """The group's parameters as the model has them now (``Module.to`` since puts new arrays in
+        it), each with its state, moved to its new device. (The state stayed with the old array, and
+        a step after the move started over from zeros: momentum and Adam's moments lost.)"""
+        from autopar.arrays._creation import asarray
+        from autopar.nn._module import moved_to
+
+        params = []
+        for p in group["params"]:
+            now = moved_to(p)
+            if now is not p:
+                state = self.state.pop(id(p), None)
+                if state is not None and id(now) not in self.state:
+                    self.state[id(now)] = tuple(asarray(a, device=now.device) for a in state)
+            params.append(now)
+        group["params"] = params
 
     def state_dict(self) -> dict[str, Any]:
         """torch.optim's layout: ``{"state": {index: {name: array}}, "param_groups": [{..., "params": [index]}]}``.
