@@ -204,7 +204,7 @@ class Bulking:
     _progress: Any
     _seq: Any
     _open_segment: Segment | None = None  # closed by every _submit
-    _now: dict[int, tuple[tuple[Var, ...], tuple[Var, ...], tuple[Var, ...]]]  # small ops running now, elsewhere
+    _now: int  # small ops running now on their callers' threads
     _fork_waiting: bool  # a fork waits for them to end (lock_for_fork)
     # The policy's own (this class comes last among its bases):
     push_checked: Callable[..., Op]
@@ -264,8 +264,7 @@ class Bulking:
                     for var in writes:
                         var._writing = True
                         var._writes_pushed += 1
-                    held = (reads, writes, fresh)
-                    self._now[id(held)] = held  # a fork waits for it (lock_for_fork)
+                    self._now += 1  # a fork waits for it (lock_for_fork)
             finally:
                 lock.release()
             if watched:  # someone watches every op: this one too, as an op run inline
@@ -308,7 +307,7 @@ class Bulking:
                         wake = True
                 if queued:  # someone pushed behind it meanwhile: grant them, as _tracker.release would
                     self._pass_on_locked(reads, writes)
-                del self._now[id(held)]
+                self._now -= 1
                 if wake or (self._fork_waiting and not self._now):
                     self._progress.notify_all()
             finally:
@@ -340,18 +339,22 @@ class Bulking:
             self._fork_waiting = False
 
     def release_after_fork(self, failure: Any) -> None:
-        """In a forked child: the small ops that ran now on another thread at the fork (``timeout``
-        passed) will never finish here; their vars are left idle, what they write failed."""
-        for reads, writes, fresh in self._now.values():
-            for var in reads:
-                var._reading = max(0, var._reading - 1)
-            for var in fresh:
-                var._writes_pushed += 1
-            for var in (*writes, *fresh):
-                var._writing = False
-                var.failure = failure
-                var.version = var._writes_pushed
-        self._now.clear()
+        """In a forked child: the small ops that ran now on another thread at the fork (the wait
+        timed out) will never finish here. Only their count is kept (the path is hot), so the vars
+        they held are found among all objects -- in this rare case only: after the pending ops were
+        cancelled, a var still granted is one of theirs. Each is left idle, what they write failed."""
+        if not self._now:
+            return
+        import gc
+
+        for obj in gc.get_objects():
+            if isinstance(obj, Var) and (obj._writing or obj._reading):
+                if obj._writing:
+                    obj.failure = failure
+                    obj.version = obj._writes_pushed
+                obj._writing = False
+                obj._reading = 0
+        self._now = 0
 
     def _pass_on_locked(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
         """Grant the vars of an op run now to the ops queued on them (its own hold already dropped)."""

@@ -37,7 +37,7 @@ from autopar.engine._lanes import Lane
 from autopar.engine._op import Op, OpState
 from autopar.engine._pushing import EXTERNAL, Pushing
 from autopar.engine._scheduling import Scheduling
-from autopar.engine._var import Failure, Var
+from autopar.engine._var import Failure
 
 _RUNNING = OpState.RUNNING
 _READY = OpState.READY
@@ -65,7 +65,7 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
         self._issued: dict[Op, None] = {}  # ops whose function returned, not finished
         self._lost: dict[Device, Failure] = {}  # devices a sticky error left unusable (_scheduling.py)
         self._closed = False
-        self._now: dict[int, tuple[tuple[Var, ...], tuple[Var, ...], tuple[Var, ...]]] = {}
+        self._now = 0  # small ops running now on their callers' threads (_bulk.py)
         self._fork_waiting = False
 
     def _submit(self, op: Op, inline: bool) -> None:
