@@ -39,6 +39,7 @@ from autopar.arrays import _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._creation import zeros, zeros_like
 from autopar.arrays._dispatch import bind_into, push
+from autopar.arrays._plan import THREADED_WORK, TINY_WORK
 from autopar.arrays._table import TABLE
 from autopar.parallel._optim import Optimizer, _positive
 
@@ -59,22 +60,26 @@ def _update(w_storage: Any, w_view: Any, g_storage: Any, g_view: Any, m_storage:
     t.add_(1.0)
     m.lerp_(g, 1.0 - b1)
     v.mul_(b2).addcmul_(g, g, value=1.0 - b2)
-    _views.write(base, w_view, stepped(w, m, v, t, lr, b1, b2, eps, on_host=t.device.type == "cpu"))
+    whole = w_view is None  # the parameter is its whole storage: updated in place, no copy
+    new = stepped(w, m, v, t, lr, b1, b2, eps, on_host=t.device.type == "cpu", inplace=whole)
+    if not whole:
+        _views.write(base, w_view, new)
 
 
 def stepped(w: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: torch.Tensor, lr: float, b1: float, b2: float,
-            eps: float, on_host: bool) -> torch.Tensor:  # fmt: skip
-    """``w`` after the update from its new moments and count. ``on_host``: torch's default formulas,
-    the count read as a Python number (free on a CPU); else torch's ``capturable`` ones, computed on
-    the device from the count tensor (nothing read back: no host synchronisation on a GPU)."""
+            eps: float, on_host: bool, inplace: bool = False) -> torch.Tensor:  # fmt: skip
+    """``w`` after the update from its new moments and count (``inplace``: written into ``w``).
+    ``on_host``: torch's default formulas, the count read as a Python number (free on a CPU); else
+    torch's ``capturable`` ones, computed on the device from the count tensor (nothing read back:
+    no host synchronisation on a GPU)."""
     if on_host:
         n = t.item()
         denom = (v.sqrt() / math.sqrt(1.0 - b2**n)).add_(eps)
-        return w.addcdiv(m, denom, value=-lr / (1.0 - b1**n))
+        return (w.addcdiv_ if inplace else w.addcdiv)(m, denom, value=-lr / (1.0 - b1**n))
     step_size = (-lr / (1.0 - torch.pow(b1, t))).to(w.dtype)
     root = torch.sqrt(1.0 - torch.pow(b2, t)).to(w.dtype)
     denom = (v.sqrt() / (root * step_size)).add_(eps / step_size)
-    return w.addcdiv(m, denom)
+    return (w.addcdiv_ if inplace else w.addcdiv)(m, denom)
 
 
 class Adam(Optimizer):
@@ -107,7 +112,12 @@ class Adam(Optimizer):
         run = partial(_update, param._storage, param._view, grad._storage, grad._view, m._storage, v._storage, t._storage,
                    b1, b2, self.lr, self.eps, self.weight_decay, float(scale))  # fmt: skip
         writes = (param._storage.var, m._storage.var, v._storage.var, t._storage.var)
-        push(run, (grad._storage.var, *writes), writes, param.device, "adam update")
+        # A small one on a CPU is the engine's small op (run now on this thread, or bulked with the
+        # next ones): handing each to a worker cost more than the kernels.
+        work = 7 * param.size  # reads w, g, m, v; writes w, m, v
+        small = work <= TINY_WORK and param.device.kind == "cpu"
+        push(run, (grad._storage.var, *writes), writes, param.device, "adam update", inline=small,
+             one_thread=small and work > THREADED_WORK)  # fmt: skip
 
     def _update_by_entries(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float) -> None:
         """The same update as table entries (a parameter on a cluster node, or state arrays that are views)."""
