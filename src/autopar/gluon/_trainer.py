@@ -79,7 +79,7 @@ class Trainer:
         """The parameters to update: those whose gradient a backward wrote on every device since the
         last step. A stale one raises MXNet's ``UserWarning`` (an exception, as MXNet raises it), or
         with ``ignore_stale_grad=True`` is skipped on every device -- its copies stay equal, and a
-        stale gradient is never applied. Either way, every gradient is stale again afterwards."""
+        stale gradient is never applied. Once the updates are pushed, every gradient is stale again."""
         live = []
         for p in self._trained():
             arrays = p.list_data()
@@ -94,11 +94,15 @@ class Trainer:
                 )
             if not stale:
                 live.append(p)
+        return live
+
+    def _used(self) -> None:
+        """Every gradient is stale again: called last in the group that pushed the updates (a Ctrl-C
+        is raised after it, so a step that pushed its updates never leaves them fresh for a retry)."""
         for p in self._trained():
             for a in p.list_data():
                 if a._ag is not None:
                     a._ag.fresh = False
-        return live
 
     def allreduce_grads(self) -> None:
         """Sum each parameter's gradients across its devices, into every device's gradient (pushed)."""
@@ -141,6 +145,7 @@ class Trainer:
                     if key not in self._states:
                         self._states[key] = updater.state(array)
                     updater.update(array, array.grad, self._states[key], scale)
+        self._used()
 
     def step(self, batch_size: int, ignore_stale_grad: bool = False) -> None:
         """``allreduce_grads()`` then ``update(batch_size)``: returns at once.
