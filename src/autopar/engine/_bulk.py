@@ -74,7 +74,6 @@ wait a whole time slice.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -205,7 +204,7 @@ class Bulking:
     _seq: Any
     _open_segment: Segment | None = None  # closed by every _submit
     _now: int  # small ops running now on their callers' threads
-    _fork_waiting: bool  # a fork waits for them to end (lock_for_fork)
+    _fork_waiting: bool  # a fork waits for them to end (_lifecycle.lock_for_fork)
     # The policy's own (this class comes last among its bases):
     push_checked: Callable[..., Op]
     _make_lane: Callable[[Device, str], Any]
@@ -264,7 +263,7 @@ class Bulking:
                     for var in writes:
                         var._writing = True
                         var._writes_pushed += 1
-                    self._now += 1  # a fork waits for it (lock_for_fork)
+                    self._now += 1  # a fork waits for it (_lifecycle.lock_for_fork)
             finally:
                 lock.release()
             if watched:  # someone watches every op: this one too, as an op run inline
@@ -317,44 +316,6 @@ class Bulking:
         finally:
             if _ki.deferred:
                 _ki.check()
-
-    def lock_for_fork(self, timeout: float) -> None:
-        """Take the engine lock for a fork, once no small op runs now on another thread (waiting up
-        to ``timeout`` s). Such an op holds its vars outside the lock (module note): forked
-        meanwhile, the child would find them held by a thread it does not have, and a read of
-        what the op writes would wait forever. (One still running after ``timeout``: the child
-        fails its vars instead, ``release_after_fork``.)"""
-        self._lock.acquire()
-        if not self._now:
-            return
-        self._fork_waiting = True
-        deadline = time.monotonic() + timeout
-        try:
-            while self._now:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._progress.wait(left)
-        finally:
-            self._fork_waiting = False
-
-    def release_after_fork(self, failure: Any) -> None:
-        """In a forked child: the small ops that ran now on another thread at the fork (the wait
-        timed out) will never finish here. Only their count is kept (the path is hot), so the vars
-        they held are found among all objects -- in this rare case only: after the pending ops were
-        cancelled, a var still granted is one of theirs. Each is left idle, what they write failed."""
-        if not self._now:
-            return
-        import gc
-
-        for obj in gc.get_objects():
-            if isinstance(obj, Var) and (obj._writing or obj._reading):
-                if obj._writing:
-                    obj.failure = failure
-                    obj.version = obj._writes_pushed
-                obj._writing = False
-                obj._reading = 0
-        self._now = 0
 
     def _pass_on_locked(self, reads: tuple[Var, ...], writes: tuple[Var, ...]) -> None:
         """Grant the vars of an op run now to the ops queued on them (its own hold already dropped)."""
