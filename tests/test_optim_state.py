@@ -337,3 +337,15 @@ def test_a_models_move_after_a_step_takes_the_optimizer_state_along(two_devices:
     assert len(ours.state) == 2 and net.weight.device == two_devices[1]
     assert all(a.device == two_devices[1] for entry in ours.state_dict()["state"].values() for a in entry.values())
     np.testing.assert_allclose(net.weight.numpy(), twin.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_bad_setting_in_a_later_group_raises_before_any_group_is_updated() -> None:
+    w = [ap.asarray(v, requires_grad=True) for v in W0]
+    ours = _ours("momentum", w)
+    ours.zero_grad()
+    _loss(ap, ap.asarray(XS[0]), w, use_bias=True).backward()
+    ours.param_groups[1]["lr"] = -0.5
+    with pytest.raises(ValueError, match="lr=-0.5"):
+        ours.step()
+    np.testing.assert_array_equal(w[0].numpy(), W0[0])  # the first group was not updated either
+    assert not ours.state

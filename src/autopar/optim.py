@@ -91,6 +91,8 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        for group in self.param_groups:  # a bad setting raises before anything is pushed
+            self._check(group)
         self._step()
         return loss
 
@@ -100,7 +102,6 @@ class Optimizer:
 
         with no_grad():
             for group in self.param_groups:
-                self._check(group)
                 updater = self._updater(group)
                 updater.begin_step()
                 self._follow_moves(group)
