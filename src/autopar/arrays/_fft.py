@@ -138,7 +138,7 @@ def _freq(name: str, n: int, d: float, dtype: Any, device: Any) -> Any:
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"fft.{name}: n={n!r} must be a positive int")
-    dt = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, f"fft.{name}")
+    dt = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, f"fft.{name}")
     dev = as_device(device)
     return bind(TABLE[f"fft.{name}"], (), {"n": n, "d": float(d), "dtype": dt, "device": dev.torch_name},
                 device=dev)  # fmt: skip

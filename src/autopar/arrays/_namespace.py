@@ -40,6 +40,7 @@ from autopar.arrays._creation import (  # noqa: F401
 from autopar.arrays._elementwise import FUNCTIONS as _EW
 from autopar.arrays._elementwise import clip  # noqa: F401
 from autopar.arrays._indexing import take, take_along_axis  # noqa: F401
+from autopar.arrays._dtypes import get_default_dtype, set_default_dtype  # noqa: F401
 from autopar.arrays._info import (  # noqa: F401
     __array_namespace_info__,
     can_cast,

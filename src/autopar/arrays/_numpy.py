@@ -299,7 +299,7 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
 
 def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None) -> Any:
     out = call("pow", float(base), cr.linspace(start, stop, num, endpoint=endpoint, dtype="float64"))
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
@@ -307,7 +307,7 @@ def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, d
         raise ValueError("geomspace: start and stop must be non-zero and of the same sign")
     sign = -1.0 if start < 0 else 1.0
     out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, dtype="float64") * sign
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def divmod_(x1: Any, x2: Any) -> tuple[Any, Any]:

@@ -154,7 +154,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803 - NumPy's names
-    return cr.tril(cr.ones((N, N if M is None else M), dtype=dtype or _dtypes.DEFAULT_FLOAT), k=k)
+    return cr.tril(cr.ones((N, N if M is None else M), dtype=dtype or _dtypes.default_float()), k=k)
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:

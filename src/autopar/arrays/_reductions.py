@@ -192,9 +192,9 @@ _REDUCTIONS: dict[str, tuple[Any, Any]] = {
     "sum": (_sum, _accumulating),
     "prod": (_prod, _accumulating),
     "nansum": (_nansum, _accumulating),
-    "mean": (_mean, _floating("numeric")),
-    "var": (_var, _floating("numeric")),
-    "std": (_std, _floating("numeric")),
+    "mean": (_mean, _floating("any")),  # booleans too, as NumPy: (pred == y).mean() is the accuracy
+    "var": (_var, _floating("any")),
+    "std": (_std, _floating("any")),
     "max": (_amax, _keep("real")),
     "min": (_amin, _keep("real")),
     "all": (_all, _fixed(_dtypes.bool_, "any")),
