@@ -121,3 +121,18 @@ def test_names_keep_autopars_functions_and_signatures() -> None:
     assert np.float64 is ap.float64 and np.ndarray is ap.ndarray and np.pi == numpy.pi
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         np.nope  # noqa: B018
+
+
+def test_linspace_is_numpys_to_the_last_bit() -> None:
+    """NumPy's formula (start + i * step, the last element stop): torch's counts from both ends."""
+    import itertools
+
+    for a, b, n, endpoint in itertools.product([-3, 0.1, 1e-3, -1e5], [3, 2.2, 1e6], [0, 1, 2, 7, 601], [True, False]):
+        want = numpy.linspace(a, b, n, endpoint=endpoint)
+        assert np.linspace(a, b, n, endpoint=endpoint).numpy().tobytes() == want.tobytes(), (a, b, n, endpoint)
+        assert ap.linspace(a, b, n, endpoint=endpoint, dtype=ap.float64).numpy().tobytes() == want.tobytes()
+        want32 = numpy.linspace(a, b, n, endpoint=endpoint, dtype=numpy.float32)
+        assert ap.linspace(a, b, n, endpoint=endpoint).numpy().tobytes() == want32.tobytes()
+        assert np.linspace(a, b, n, endpoint=endpoint, dtype=int).tolist() == \
+            numpy.linspace(a, b, n, endpoint=endpoint, dtype=int).tolist()
+    assert np.linspace(0, 1j, 3).tolist() == numpy.linspace(0, 1j, 3).tolist()

@@ -332,8 +332,15 @@ CATEGORIES = {
 }
 
 
+# NumPy's arithmetic on booleans that torch's kernels compute alike (add is or, multiply is and, divide
+# is float): allowed in NumPy mode; the standard leaves arithmetic on bool out.
+NUMPY_BOOL_ARITHMETIC = frozenset({"add", "multiply", "divide"})
+
+
 def check_category(op: str, d: DType, category: str, what: str = "x") -> None:
     if d.kind not in CATEGORIES[category]:
+        if d.kind == "b" and op in NUMPY_BOOL_ARITHMETIC and numpy_mode.on:
+            return
         raise TypeError(
             f"{op}: {what} has dtype {d.name}, but {op} needs a {category} dtype; "
             f"cast first, e.g. {what}.astype('{_suggest(category)}')"

@@ -136,6 +136,8 @@ class Plan:
         elif (len(args) == 1 and self.arrays == (0,) and builtin and entry.nout == 1 and not static
               and not entry.data_dependent and self.out_shapes[0] == self.in_shapes[0] and _fresh_result(entry, kernel)):
             self.lean = UNARY  # exp(x), -x: torch's own elementwise kernel, which answers a new tensor
+        if any(type(a) is bool and k is not torch.bool for a, k in zip(args, kernel)):
+            self.lean = NONE  # x - True with x int8: the general path gives torch 1, not a bool (_eager)
         # x + 1 with a torch kernel: the number may reach it as a 0-d tensor of the same dtype (module note)
         self.numbers_as_tensors = self.lean == ARRAY_NUMBER and exact_number
         # The lean path's kernel needs no cast: the arrays are stored in the kernel's dtypes, and the kernel
