@@ -102,6 +102,15 @@ class DType:
     def __reduce__(self) -> Any:
         return (as_dtype, (self.name,))
 
+    def __call__(self, value: Any = 0) -> Any:
+        """NumPy's ``numpy.float64(x)``: a NumPy scalar of this dtype for a number, an autopar array of
+        this dtype for an array or nested sequence."""
+        if isinstance(value, (bool, int, float, complex, str, np.generic)) and self.numpy is not None:
+            return self.numpy.type(value)
+        from autopar.arrays._creation import asarray
+
+        return asarray(value, dtype=self)
+
 
 bool_ = DType("bool", torch.bool, "b")
 int8 = DType("int8", torch.int8, "i")

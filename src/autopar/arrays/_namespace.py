@@ -149,3 +149,4 @@ euler_gamma = 0.5772156649015329
 
 # elementwise functions of the standard and NumPy's
 globals().update(_EW)
+round = _numpy.around  # noqa: A001 - the standard's round(x), and NumPy's decimals= and out=

@@ -188,7 +188,7 @@ def fixed(out: DType | Callable[[tuple[DType, ...], dict[str, Any]], tuple[DType
     def rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
         for i, d in enumerate(dtypes):
             _dtypes.check_category(op, d, category, _arg(i, len(dtypes)))
-        outs = out(dtypes, static) if callable(out) else (out,)
+        outs = (out,) if isinstance(out, DType) else out(dtypes, static)
         return outs, None
 
     return rule
