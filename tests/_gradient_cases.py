@@ -224,6 +224,9 @@ CASES["nanquantile"] = Case(one(shapes=MATRICES), lambda a: ap.nanquantile(a, 0.
 CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
 CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
 CASES["trapezoid"] = Case(one(shapes=MATRICES), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
+CASES["trapezoid_x"] = Case(fixed((2, 3), (3,)), lambda y, x: ap.trapezoid(y, x), lambda y, x: torch.trapezoid(y, x))
+CASES["pad_index"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 2), (2, 1)), mode="reflect"),
+                          lambda a: a[[1, 0, 1, 0, 1]][:, [2, 1, 0, 1, 2, 1]])  # fmt: skip
 
 # -- fft ------------------------------------------------------------------------------------------------------
 
