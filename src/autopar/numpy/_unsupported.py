@@ -148,3 +148,15 @@ def names() -> dict[str, str]:
 def reason(function: str, parameter: str) -> str | None:
     """Why ``function`` refuses NumPy's ``parameter``, or None if it is not listed."""
     return FUNCTION_PARAMETERS.get(function, {}).get(parameter) or PARAMETERS.get(parameter)
+
+
+def markdown() -> str:
+    """The tables as docs/arrays.md shows them (between its ``unsupported-numpy`` markers)."""
+    lines = ["| names | reason |", "|---|---|"]
+    lines += ["| " + ", ".join(f"`{n}`" for n in group) + f" | {why} |" for why, group in NAMES]
+    lines += ["", "Parameters refused wherever NumPy has them (where autopar's function lacks them):", "",
+              "| parameter | reason |", "|---|---|"]  # fmt: skip
+    lines += [f"| `{p}=` | {why} |" for p, why in PARAMETERS.items()]
+    lines += ["", "And by function:", "", "| parameter | reason |", "|---|---|"]
+    lines += [f"| `{f}({p}=)` | {why} |" for f, ps in FUNCTION_PARAMETERS.items() for p, why in ps.items()]
+    return "\n".join(lines)
