@@ -113,6 +113,14 @@ def test_linalg_error_is_raised_at_the_call_and_is_numpys(call) -> None:  # type
         result.numpy()
 
 
+def test_torchs_linalg_errors_are_linalg_error_in_autopar_too() -> None:
+    """Every kernel that can fail on its matrix maps torch's error (here: a negative power of a singular one)."""
+    result = ap.linalg.matrix_power(ap.zeros((2, 2)), -1)
+    with pytest.raises(numpy.linalg.LinAlgError) as info:
+        result.numpy()
+    assert type(info.value) is ap.linalg.LinAlgError and "matrix_power" in str(info.value)
+
+
 def test_names_keep_autopars_functions_and_signatures() -> None:
     import inspect
 
