@@ -63,7 +63,7 @@ CASES: dict[str, Any] = {
     "rfft n": lambda m: m.fft.rfft(m.arange(6.0), 8),
     "fft n axis norm": lambda m: m.fft.fft(m.arange(6.0).reshape(2, 3), 4, 0, "ortho"),
     "irfft n": lambda m: m.fft.irfft(m.arange(6.0), 8),
-    "fftn s": lambda m: m.fft.fftn(m.ones((2, 3)), (4, 4)),
+    "fftn s": lambda m: m.fft.fftn(m.ones((2, 3)), (4, 4), (0, 1)),
     "trapezoid x": lambda m: m.trapezoid(m.arange(5.0) ** 2, m.arange(5.0) / 2),
     "trapezoid x axis": lambda m: m.trapezoid(m.ones((3, 4)), m.asarray([0.0, 1.0, 3.0]), axis=0),
     "einsum optimize": lambda m: m.einsum("ij,jk->ik", m.ones((2, 3)), m.ones((3, 2)), optimize=True),

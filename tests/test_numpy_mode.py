@@ -24,6 +24,7 @@ def test_the_issues_examples_give_numpys_answers() -> None:
         assert make(ap).dtype == ap.float32  # the deep-learning namespace keeps its default
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")  # torch, for fft of float16
 @pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "float16", "float32"])
 def test_dtype_rules_of_numpy_2_on_arrays_made_here(dtype: str) -> None:
     """Arrays made in autopar.numpy carry the mode: operators and methods keep NumPy's rules."""
