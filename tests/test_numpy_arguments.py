@@ -92,10 +92,6 @@ CASES: dict[str, Any] = {
     "take wrap": lambda m: m.take(m.arange(5), [7, -8], mode="wrap"),
     "take clip": lambda m: m.take(m.arange(5), [7, -8], mode="clip"),
     "float64 of a number": lambda m: m.float64(1.5) * m.arange(3),
-    "searchsorted method": lambda m: m.arange(5.0).searchsorted(m.asarray([2.5, 0.0]), side="right"),
-    "compress method": lambda m: m.arange(6).compress(m.arange(6) % 2 == 0),
-    "put method": lambda m: (lambda a: (a.put([0, 3], [9, 8]), a)[1])(m.arange(5)),
-    "itemsize and nbytes": lambda m: m.asarray([m.ones(3, dtype=m.float32).itemsize, m.ones((2, 3)).nbytes]),
 }
 
 

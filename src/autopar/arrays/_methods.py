@@ -116,33 +116,6 @@ class Methods:
     def nonzero(self) -> Any:
         return _search.nonzero(self)
 
-    # NumPy's methods that are its functions
-    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
-        return _search.searchsorted(self, v, side=side, sorter=sorter)
-
-    def argpartition(self, kth: Any, axis: int = -1) -> Any:
-        from autopar.arrays._numpy_shapes import argpartition
-
-        return argpartition(self, kth, axis)
-
-    def compress(self, condition: Any, axis: Any = None) -> Any:
-        from autopar.arrays._numpy_shapes import compress
-
-        return compress(condition, self, axis)
-
-    def put(self, indices: Any, values: Any) -> None:
-        from autopar.arrays._numpy_shapes import put
-
-        put(self, indices, values)
-
-    @property
-    def itemsize(self) -> int:
-        return self._dtype.itemsize  # type: ignore[attr-defined]
-
-    @property
-    def nbytes(self) -> int:
-        return self._dtype.itemsize * self.size  # type: ignore[attr-defined]
-
     def argsort(self, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
                 descending: bool = False, stable: bool = True) -> Any:  # fmt: skip
         return _search.argsort(self, axis=_axis(axis, dim), kind=kind, order=order, descending=descending,
