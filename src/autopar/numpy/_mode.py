@@ -40,7 +40,7 @@ _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, f
 
 def in_numpy_mode(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
     """``fn`` called with this thread in NumPy mode (module note); ``name``: NumPy's (``linalg.svd``)."""
-    qualname = name or getattr(fn, "__name__", "function")
+    qualname = str(name or getattr(fn, "__name__", "function"))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
