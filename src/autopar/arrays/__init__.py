@@ -82,6 +82,12 @@ __all__ = [
 ]
 
 
+# NumPy names for NumPy programs: ufunc objects, histograms, signals, sorting by keys, index grids
+__all__ += [
+    'ufunc', 'histogram', 'histogram2d', 'histogramdd', 'histogram_bin_edges', 'convolve', 'correlate', 'lexsort', 'ix_',
+]
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__:
         from autopar.arrays import _namespace

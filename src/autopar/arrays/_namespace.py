@@ -14,6 +14,10 @@ import math
 from autopar.arrays import _dtypes, _numpy, fft, linalg, npx, random  # noqa: F401
 from autopar.arrays import _nn, _updates  # noqa: F401  (their table entries: nn ops, optimizer updates)
 from autopar.arrays import _methods  # noqa: F401  (attaches the array's methods and operators)
+from autopar.arrays import _ufunc
+from autopar.arrays._histogram import histogram, histogram2d, histogram_bin_edges, histogramdd  # noqa: F401
+from autopar.arrays._keys import ix_, lexsort  # noqa: F401
+from autopar.arrays._signal import convolve, correlate  # noqa: F401
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401
 from autopar.arrays._creation import (  # noqa: F401
@@ -148,3 +152,7 @@ euler_gamma = 0.5772156649015329
 
 # elementwise functions of the standard and NumPy's
 globals().update(_EW)
+
+# NumPy's ufunc objects (np.add.at, np.maximum.accumulate): callable as the functions above
+globals().update(_ufunc.UFUNCS)
+ufunc = _ufunc.ufunc
