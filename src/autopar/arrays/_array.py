@@ -244,9 +244,11 @@ def make(
     device: Device,
     storage: _views.Storage | None = None,
     view: _views.View | None = None,
+    npmode: bool | None = None,
 ) -> NDArray:
+    """An array of a new storage (``npmode``: made in NumPy mode; None: if this thread is), or of ``storage``."""
     arr = object.__new__(NDArray)
-    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device)
+    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device, npmode=npmode)
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

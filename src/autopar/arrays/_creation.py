@@ -69,11 +69,25 @@ def _arange(shape: tuple[int, ...], start: Any, step: Any, dtype: DType, device:
 
 
 def _linspace(shape: tuple[int, ...], start: Any, stop: Any, endpoint: bool, dtype: DType, device: str) -> torch.Tensor:
+    """NumPy's formula, in double precision (bit-identical to ``numpy.linspace`` in float64):
+    ``start + arange(n) * step`` with ``step = (stop - start) / div``, the last element ``stop`` exactly,
+    integers floored. (torch's ``linspace`` counts from both ends and differs in the last bit.)"""
     n = shape[0]
     wide = torch.complex128 if dtype.kind == "c" else torch.float64
-    if endpoint:
-        return torch.linspace(start, stop, n, dtype=wide, device=device)
-    return torch.linspace(start, stop, n + 1, dtype=wide, device=device)[:n].clone()
+    div = (n - 1) if endpoint else n
+    y = torch.arange(n, dtype=torch.float64, device=device).to(wide)
+    delta = stop - start
+    if div > 0:
+        step = delta / div
+        y = y / div * delta if step == 0 else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and n > 1:
+        y[-1] = stop
+    if dtype.kind in "iu":
+        y = torch.floor(y)
+    return y
 
 
 def _eye(shape: tuple[int, ...], k: int, dtype: DType, device: str) -> torch.Tensor:
@@ -158,21 +172,21 @@ def zeros(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: A
           requires_grad: bool = False) -> NDArray:
     """``zeros((2, 3))``, ``zeros(2, 3)`` (PyTorch) or ``zeros((2, 3), 'int64')`` (NumPy)."""
     dims, dtype = _split_shape("zeros", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "zeros")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "zeros")
     return full(dims, 0, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
 def ones(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
          requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("ones", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "ones")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "ones")
     return full(dims, 1, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
 def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
           requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("empty", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "empty")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "empty")
     dev = _place(device, ctx, "empty")
     out = bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
     return requiring(out, requires_grad)
@@ -236,7 +250,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     elif all(isinstance(v, int) for v in (start, stop, step)):
         d = _dtypes.INDEX
     else:
-        d = _dtypes.DEFAULT_FLOAT
+        d = _dtypes.default_float()
     dev = _place(device, ctx, "arange")
     static = {"shape": (n,), "start": start, "step": step, "dtype": d, "device": dev.torch_name}
     return bind(TABLE["arange"], (), static, device=dev)
@@ -247,7 +261,7 @@ def linspace(start: Any, stop: Any, /, num: int = 50, *, dtype: Any = None, devi
     if isinstance(num, bool) or not isinstance(num, int) or num < 0:
         raise ValueError(f"linspace: num={num!r} must be an int >= 0")
     complex_ = isinstance(start, complex) or isinstance(stop, complex)
-    d = (_dtypes.DEFAULT_COMPLEX if complex_ else _dtypes.DEFAULT_FLOAT) if dtype is None else _dtypes.as_dtype(dtype)
+    d = (_dtypes.default_complex() if complex_ else _dtypes.default_float()) if dtype is None else _dtypes.as_dtype(dtype)
     dev = _place(device, ctx, "linspace")
     static = {"shape": (num,), "start": start, "stop": stop, "endpoint": bool(endpoint), "dtype": d,
               "device": dev.torch_name}  # fmt: skip
@@ -258,7 +272,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         ctx: Any = None) -> NDArray:  # fmt: skip
     rows = shape_arg("eye", (n_rows,))[0]
     cols = rows if n_cols is None else shape_arg("eye", (n_cols,))[0]
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "eye")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "eye")
     dev = _place(device, ctx, "eye")
     return bind(TABLE["eye"], (), {"shape": (rows, cols), "k": int(k), "dtype": d, "device": dev.torch_name},
                 device=dev)  # fmt: skip

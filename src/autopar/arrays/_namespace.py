@@ -44,6 +44,7 @@ from autopar.arrays._creation import (  # noqa: F401
 from autopar.arrays._elementwise import FUNCTIONS as _EW
 from autopar.arrays._elementwise import clip  # noqa: F401
 from autopar.arrays._indexing import take, take_along_axis  # noqa: F401
+from autopar.arrays._dtypes import get_default_dtype, set_default_dtype  # noqa: F401
 from autopar.arrays._info import (  # noqa: F401
     __array_namespace_info__,
     can_cast,
@@ -152,6 +153,7 @@ euler_gamma = 0.5772156649015329
 
 # elementwise functions of the standard and NumPy's
 globals().update(_EW)
+round = _numpy.around  # noqa: A001 - the standard's round(x), and NumPy's decimals= and out=
 
 # NumPy's ufunc objects (np.add.at, np.maximum.accumulate): callable as the functions above
 globals().update(_ufunc.UFUNCS)

@@ -91,6 +91,7 @@ define("i0", lambda t: torch.special.i0(t), floating("real numeric"))
 
 
 define("trapezoid", lambda y, dx, axis: torch.trapezoid(y, dx=dx, dim=axis), floating("real numeric"))
+define("trapezoid_x", lambda y, x, axis: torch.trapezoid(y, x, dim=axis), floating("real numeric"))
 
 
 absolute, fabs = EW["abs"], EW["abs"]
@@ -141,8 +142,25 @@ int_ = intp = _dtypes.int64
 uint = _dtypes.uint64
 
 
-def around(a: Any, decimals: int = 0) -> Any:
-    return man._array_like(a).round(decimals)
+def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    """NumPy's ``round``: to ``decimals`` places (``rint(a * 10**decimals) / 10**decimals``, as NumPy
+    computes it; negative ``decimals`` round to tens, hundreds ...); integers stay integers."""
+    a = man._array_like(a)
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round: decimals={decimals!r} must be an int")
+    if decimals == 0 or a.dtype.kind in "biu" and decimals > 0:
+        result = call("round", a) if a.dtype.kind not in "biu" else call("positive", a)
+    elif a.dtype.kind in "iu":  # NumPy rounds integers to tens, hundreds ... in integers
+        scale = 10 ** (-decimals)
+        result = (call("round", a / scale) * scale).astype(a.dtype)
+    else:
+        scale = 10.0 ** abs(decimals)
+        result = call("round", a * scale) / scale if decimals > 0 else call("round", a / scale) * scale
+    if out is None:
+        return result
+    from autopar.arrays._keywords import finish
+
+    return finish("round", result, out)
 
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
@@ -343,15 +361,18 @@ def i0(x: Any) -> Any:
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
-    if x is not None:
-        raise ValueError("trapezoid: x= is not supported; pass the spacing as dx=")
+    """The trapezoidal rule along ``axis``: sample points ``x`` (1-D along the axis, or broadcasting to
+    ``y``), else evenly spaced by ``dx``."""
     y = man._array_like(y)
-    return bind(TABLE["trapezoid"], (y,), {"dx": float(dx), "axis": man.normalize_axis("trapezoid", axis, y.ndim)})
+    ax = man.normalize_axis("trapezoid", axis, y.ndim)
+    if x is None:
+        return bind(TABLE["trapezoid"], (y,), {"dx": float(dx), "axis": ax})
+    return bind(TABLE["trapezoid_x"], (y, man._array_like(x)), {"axis": ax})
 
 
 def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None) -> Any:
     out = call("pow", float(base), cr.linspace(start, stop, num, endpoint=endpoint, dtype="float64"))
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
@@ -359,7 +380,7 @@ def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, d
         raise ValueError("geomspace: start and stop must be non-zero and of the same sign")
     sign = -1.0 if start < 0 else 1.0
     out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, dtype="float64") * sign
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def divmod_(x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -400,6 +421,8 @@ def isneginf(x: Any) -> Any:
 
 define("bincount", lambda t, minlength: torch.bincount(t, minlength=minlength), same("integer"), data_dependent=True,
        differentiable=False)  # fmt: skip
+define("bincount_weighted", lambda t, w, minlength: torch.bincount(t, weights=w, minlength=minlength),
+       lambda op, d, s: ((_dtypes.float64,), (None, _dtypes.float64)), data_dependent=True)  # fmt: skip
 
 
 define("frexp", lambda t: tuple(torch.frexp(t)), lambda op, d, s: ((d[0], _dtypes.int32), None), nout=2,
@@ -410,9 +433,18 @@ define("nanquantile", lambda t, q, axis, keepdims: torch.nanquantile(t, _q_tenso
        dim=axis, keepdim=keepdims), floating("real numeric"))  # fmt: skip
 
 
-def bincount(x: Any, minlength: int = 0) -> Any:
-    """Counts of each value of a non-negative integer array (its length depends on the data: waits)."""
-    return bind(TABLE["bincount"], (man._array_like(x),), {"minlength": int(minlength)})
+def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> Any:
+    """Counts of each value of a non-negative integer array, or sums of ``weights`` (float64, as NumPy)
+    per value; its length depends on the data: waits."""
+    x = man._array_like(x)
+    _dtypes.check_category("bincount", x.dtype, "integer")
+    if weights is None:
+        return bind(TABLE["bincount"], (x,), {"minlength": int(minlength)})
+    w = man._array_like(weights)
+    if w.shape != x.shape:
+        raise ValueError(f"bincount: weights of shape {w.shape} do not match x of shape {x.shape}; give one weight per value")
+    _dtypes.check_category("bincount", w.dtype, "real", "weights")
+    return bind(TABLE["bincount_weighted"], (x, w), {"minlength": int(minlength)})
 
 
 def frexp(x: Any) -> tuple[Any, Any]:

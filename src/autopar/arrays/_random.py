@@ -137,7 +137,7 @@ def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, 
 
 
 def _float_dtype(name: str, dtype: Any) -> DType:
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, f"random.{name}")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, f"random.{name}")
     if d.kind != "f":
         raise TypeError(f"random.{name}: dtype={dtype!r}: expected a floating dtype")
     return d

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays._dtypes import DType
+from autopar.arrays._dtypes import DType, numpy_mode
 
 Shape = tuple[int, ...]
 
@@ -61,7 +61,7 @@ class Storage(engine.Var):
     tensor was given (``from_torch``).
     """
 
-    __slots__ = ("tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
+    __slots__ = ("tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous", "npmode")
     remote = False  # a cluster node holds the data (``_remote.RemoteStorage``); no tensor here
 
     def __init__(
@@ -71,8 +71,11 @@ class Storage(engine.Var):
         device: Any,
         tensor: torch.Tensor | None = None,
         lane: str | None = "compute",
+        npmode: bool | None = None,
     ) -> None:
         engine.Var.__init__(self)
+        # Made in NumPy mode (``_dtypes``' note): ops on it follow NumPy's dtype defaults.
+        self.npmode = numpy_mode.on if npmode is None else npmode
         self.tensor = tensor
         # The stream lane whose stream allocated the tensor (CUDA); None: not
         # autopar's (a user's tensor from from_torch), so every lane records its use.

@@ -1,7 +1,8 @@
-"""``autopar.linalg``: the Array API standard's linear algebra extension (and NumPy's ``norm``)."""
+"""``autopar.linalg``: the Array API standard's linear algebra extension (and NumPy's ``norm`` and ``LinAlgError``)."""
 
 from autopar.arrays._linalg import (
     EighResult,
+    LinAlgError,
     QRResult,
     SlogdetResult,
     SVDResult,
@@ -27,7 +28,8 @@ from autopar.arrays._manipulation import matrix_transpose
 from autopar.arrays._products import cross, diagonal, matmul, outer, tensordot, trace, vecdot
 
 __all__ = [
-    "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "lstsq", "cross", "det", "diagonal", "eigh",
+    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
+    "diagonal", "eigh", "lstsq",
     "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer",
     "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]  # fmt: skip

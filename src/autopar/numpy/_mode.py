@@ -1,0 +1,81 @@
+"""Calls in NumPy mode: the wrappers ``autopar.numpy`` serves autopar's names through.
+
+Design note
+-----------
+``autopar.numpy`` holds no op of its own: each name is autopar's function (one
+op table), called with this thread in *NumPy mode* (``_dtypes.numpy_mode``;
+``arrays/_dtypes.py``'s note says what the mode changes). The wrapper sets
+the thread-local flag for the length of the call and clears it after; a call
+made while the flag is already set (an ``autopar.numpy`` function that calls
+another) runs as is. Arrays made during the call carry the mode
+(``Storage.npmode``), so what a program does with them afterwards --
+operators, methods, ``autopar``'s own functions -- keeps NumPy's rules without
+any wrapper: the dispatcher reads the mark (``_plan``'s note).
+
+``functools.wraps`` keeps each function's name, docstring and signature
+(``inspect.signature`` follows ``__wrapped__``), which the namespace test
+compares with NumPy's. Objects that are not plain functions but have callable
+attributes (a ufunc's ``reduce``, ``accumulate``, ``outer``, ``at``) are served
+through :class:`ModeProxy`, which wraps the call and each such attribute.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any
+
+from autopar.arrays._dtypes import DType, numpy_mode
+
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
+
+
+def in_numpy_mode(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` called with this thread in NumPy mode (module note)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        state = numpy_mode.__dict__
+        if "on" in state:  # already inside an autopar.numpy call
+            return fn(*args, **kwargs)
+        state["on"] = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            del state["on"]
+
+    call.__autopar_numpy__ = True  # type: ignore[attr-defined]
+    return call
+
+
+class ModeProxy:
+    """A callable object (a ufunc) whose call and callable attributes run in NumPy mode."""
+
+    __slots__ = ("_target", "__dict__")
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self.__dict__["__doc__"] = getattr(target, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return in_numpy_mode(self._target)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if callable(value) and not isinstance(value, type):
+            value = in_numpy_mode(value)
+        self.__dict__[name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return repr(self._target)
+
+
+def serve(value: Any) -> Any:
+    """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
+    if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
+        return value
+    if isinstance(value, _FUNCTIONS):
+        return in_numpy_mode(value)
+    return ModeProxy(value)
