@@ -85,6 +85,7 @@ __all__ = [
 # NumPy names for NumPy programs: ufunc objects, histograms, signals, sorting by keys, index grids
 __all__ += [
     'ufunc', 'histogram', 'histogram2d', 'histogramdd', 'histogram_bin_edges', 'convolve', 'correlate', 'lexsort', 'ix_',
+    'gradient', 'interp', 'polyfit', 'polyval', 'vander', 'insert',
 ]
 
 

@@ -16,7 +16,9 @@ from autopar.arrays import _nn, _updates  # noqa: F401  (their table entries: nn
 from autopar.arrays import _methods  # noqa: F401  (attaches the array's methods and operators)
 from autopar.arrays import _ufunc
 from autopar.arrays._histogram import histogram, histogram2d, histogram_bin_edges, histogramdd  # noqa: F401
+from autopar.arrays._insert import insert  # noqa: F401
 from autopar.arrays._keys import ix_, lexsort  # noqa: F401
+from autopar.arrays._poly import gradient, interp, polyfit, polyval, vander  # noqa: F401
 from autopar.arrays._signal import convolve, correlate  # noqa: F401
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401
