@@ -310,3 +310,12 @@ def test_cov_and_corrcoef_options_match_numpy() -> None:
     _same(ap.corrcoef(ap.asarray(x.T), rowvar=False), np.corrcoef(x.T, rowvar=False), rtol=1e-10)
     with pytest.raises(ValueError, match="fweights of shape \\(3,\\) must be 1-D with one weight per observation"):
         ap.cov(ap.asarray(x), fweights=ap.asarray(fw[:3]))
+
+
+@pytest.mark.parametrize("bins", [[0.0, 1.0, 2.5, 4.0, 10.0], [10.0, 4.0, 2.5, 1.0, 0.0], [1.0, 1.0, 3.0]])
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize_increasing_and_decreasing_bins(bins: list[float], right: bool) -> None:
+    x = np.array([0.2, 6.4, 3.0, 1.0, 1.6, 10.0, -1.0, 2.5])
+    _same(ap.digitize(ap.asarray(x), bins, right=right), np.digitize(x, bins, right=right))
+    with pytest.raises(ValueError, match="monotonically increasing or decreasing"):
+        ap.digitize(ap.asarray(x), [0.0, 2.0, 1.0])
