@@ -10,7 +10,7 @@ Layout (each module one idea; see each module's design note):
 | ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
 | ``_infer.py``       | result shapes from torch meta tensors                                   |
 | ``_interpreters.py`` | interpreters registered from above: a thread's tracing one, the cluster's |
-| ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
+| ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules, NumPy mode (the default float) |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
 | ``_array.py``       | the ``NDArray`` type: attributes, reading values, making arrays and views |
 | ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py``, ``_nn.py`` (neural-network ops), ``_updates.py`` (optimizer updates) | op families: table entries and the functions that call them |
@@ -19,7 +19,8 @@ Layout (each module one idea; see each module's design note):
 | ``_operators.py``   | the array's operators (``+``, ``+=``, ``[]`` ...), ``T``, ``mT``         |
 | ``_grad_methods.py`` | ``attach_grad``, ``requires_grad_``, ``grad``, ``backward``, ``detach`` |
 | ``_methods.py``     | the array's named methods; attaches them, the operators and the gradient methods to ``NDArray`` |
-| ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
+| ``_numpy.py``, ``_numpy_shapes.py``, ``_padding.py`` | NumPy's names beyond the standard         |
+| ``_keywords.py``    | NumPy's ``out=``/``where=``/``dtype=``/``initial=``, as compositions of ops |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |

@@ -308,7 +308,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> N
     return bind(TABLE["astype"], (x,), {"dtype": d})
 
 
-# -- from data ------------------------------------------------------------------------------------
+# -- from data (``asarray`` registers itself with _dtypes below, for ``float64(x)``) -----------
 
 
 def _host_tensor(op: str, obj: Any, dtype: DType | None, copy: bool | None) -> torch.Tensor:
@@ -452,3 +452,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> N
 
         return to(out, device, non_blocking=True)
     return out
+
+
+_dtypes._asarray = asarray

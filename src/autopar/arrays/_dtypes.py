@@ -107,9 +107,7 @@ class DType:
         this dtype for an array or nested sequence."""
         if isinstance(value, (bool, int, float, complex, str, np.generic)) and self.numpy is not None:
             return self.numpy.type(value)
-        from autopar.arrays._creation import asarray
-
-        return asarray(value, dtype=self)
+        return _asarray(value, dtype=self)
 
 
 bool_ = DType("bool", torch.bool, "b")
@@ -127,6 +125,9 @@ float32 = DType("float32", torch.float32, "f")
 float64 = DType("float64", torch.float64, "f")
 complex64 = DType("complex64", torch.complex64, "c")
 complex128 = DType("complex128", torch.complex128, "c")
+
+# autopar.asarray, registered from above by _creation (this module is below it)
+_asarray: Any = None
 
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
        float16, bfloat16, float32, float64, complex64, complex128)  # fmt: skip

@@ -340,7 +340,7 @@ def _function(name: str, nargs: int) -> Callable[..., Any]:
                dtype: Any = None, subok: bool = True, signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
                 return call(name, x)
-            return _keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
+            return keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
 
     else:
 
@@ -349,7 +349,7 @@ def _function(name: str, nargs: int) -> Callable[..., Any]:
                signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
                 return call(name, x1, x2)
-            return _keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
+            return keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
                                    signature)  # fmt: skip
 
     fn.__name__ = fn.__qualname__ = name
@@ -374,7 +374,7 @@ FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002 - the standard's names
     """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
     if out is not None:
-        return _keywords.finish("clip", clip(x, min, max), out)
+        return keywords.finish("clip", clip(x, min, max), out)
     x = call("positive", x) if type(x) is not _array.NDArray else x
     _dtypes.check_category("clip", x._dtype, "real numeric")
     for bound in (min, max):
@@ -392,4 +392,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  
     return out
 
 
-from autopar.arrays import _array, _keywords  # noqa: E402
+from autopar.arrays import _array  # noqa: E402
+
+# NumPy's ufunc keywords (``_keywords``, which sits above this module: it registers itself here)
+keywords: Any = None

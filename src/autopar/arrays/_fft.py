@@ -166,11 +166,15 @@ def _transform_2(name: str) -> Any:
     """NumPy's 2-D transforms: the n-D one over ``axes`` (the last two by default)."""
     many = _transform_n(name[:-1] + "n")
 
-    def fn(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None) -> Any:
+    def fn(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None, out: Any = None) -> Any:
         x = _array_like(a)
         if x.ndim < 2 and axes == (-2, -1):
             raise ValueError(f"fft.{name}: the array has shape {x.shape}; a 2-D transform needs at least 2 dimensions")
-        return many(x, s=s, axes=axes, norm="backward" if norm is None else norm)
+        result = many(x, s=s, axes=axes, norm="backward" if norm is None else norm)
+        if out is None:
+            return result
+        out[...] = result
+        return out
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"NumPy's ``fft.{name}``: ``{name[:-1]}n`` over ``axes`` (default: the last two)."

@@ -10,18 +10,22 @@ held (zeros without ``out``: NumPy leaves those elements uninitialised);
 masked-out elements with the reduction's identity (``initial`` for ``max``
 and ``min``, which have none) and ``mean``/``var``/``std`` count only the
 elements it keeps. The functions call this module only when one of these
-is given, so the plain call costs nothing more.
+is given, so the plain call costs nothing more. It binds the table's
+entries itself (``where``, ``sum``, ``maximum`` ...): the op modules call it,
+so it imports none of them.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from autopar.arrays import _dtypes
 from autopar.arrays._array import NDArray
-from autopar.arrays._dispatch import bind_into
-from autopar.arrays._manipulation import _array_like
+from autopar.arrays._creation import full, zeros_like
+from autopar.arrays._dispatch import bind, bind_into
+from autopar.arrays._manipulation import _array_like, broadcast_to, normalize_axes, squeeze
 from autopar.arrays._table import TABLE
 
 _NUMBERS = (bool, int, float, complex)
@@ -65,10 +69,7 @@ def finish(name: str, result: Any, out: Any, where: Any = True, casting: str = "
         raise TypeError(f"{name}: out= must be an autopar array (got {type(out).__name__}); make it with "
                         f"zeros_like or empty, or assign the result instead: y = {name}(...)")  # fmt: skip
     if where is not True:
-        from autopar.arrays._creation import zeros_like
-        from autopar.arrays._searching import where as select
-
-        result = select(where, result, out if out is not None else zeros_like(result))
+        result = _select(where, result, out if out is not None else zeros_like(result))
     if out is None:
         return result
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
@@ -84,8 +85,6 @@ _IDENTITY = {"sum": 0, "nansum": 0, "prod": 1, "any": False, "all": True}
 def reduction(name: str, fn: Callable[..., Any], x: Any, axis: Any, keepdims: bool, out: Any, where: Any,
               initial: Any = None, **kwargs: Any) -> Any:  # fmt: skip
     """A reduction ``fn(x, axis=, keepdims=, **kwargs)`` with NumPy's ``out``, ``where`` and ``initial``."""
-    from autopar.arrays._searching import where as select
-
     x = _array_like(x)
     if where is not True:
         mask = _array_like(where)
@@ -95,7 +94,7 @@ def reduction(name: str, fn: Callable[..., Any], x: Any, axis: Any, keepdims: bo
         if fill is None:
             raise ValueError(f"{name}: where= needs initial= here ({name} has no identity to fill the "
                              f"masked-out elements with), as in NumPy: {name}(x, where=m, initial=...)")  # fmt: skip
-        x = select(mask, x, fill)
+        x = _select(mask, x, fill)
     result = fn(x, axis=axis, keepdims=keepdims, **kwargs)
     if initial is not None:
         if name in ("sum", "nansum"):
@@ -103,40 +102,50 @@ def reduction(name: str, fn: Callable[..., Any], x: Any, axis: Any, keepdims: bo
         elif name == "prod":
             result = result * initial
         elif name in ("max", "min"):
-            from autopar.arrays._elementwise import call
-
-            result = call("maximum" if name == "max" else "minimum", result, initial)
+            result = bind(TABLE["maximum" if name == "max" else "minimum"], (result, initial))
         else:
             refuse(name, "initial", initial, "add it to the result instead")
     return finish(name, result, out)
 
 
+def _select(mask: Any, x: NDArray, other: Any) -> Any:
+    """``where(mask, x, other)`` in ``x``'s dtype (``other`` a number or an array)."""
+    m = _array_like(mask)
+    if m._dtype is not _dtypes.bool_:
+        m = m != 0
+    if type(other) is not NDArray:
+        other = full((), other, dtype=x._dtype, device=x.device)
+    return bind(TABLE["where"], (m, x, other))
+
+
+def _total(x: Any, axis: Any) -> Any:
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axes("sum", axis, x.ndim)
+    return bind(TABLE["sum"], (x,), {"axes": axes, "keepdims": True, "dtype": None})
+
+
 def _masked_moment(name: str, x: Any, mask: Any, axis: Any, keepdims: bool, dtype: Any = None,
                    correction: float = 0.0) -> Any:  # fmt: skip
-    from autopar.arrays._manipulation import broadcast_to
-    from autopar.arrays._reductions import sum as total
-    from autopar.arrays._searching import where as select
-
+    """mean/var/std of the elements ``mask`` keeps: sums over them, divided by their count."""
     if dtype is not None:
         x = x.astype(dtype)
-    mask = broadcast_to(mask, x.shape)
     x = x.astype(_dtypes.to_float(x._dtype), copy=False)
-    count = total(mask, axis=axis, keepdims=True).astype(x._dtype)
-    mean = total(select(mask, x, 0), axis=axis, keepdims=True) / count
+    mask = broadcast_to(_array_like(mask), x.shape)
+    count = _total(mask, axis).astype(x._dtype)
+    mean = _total(_select(mask, x, 0), axis) / count
     if name == "mean":
         return mean if keepdims else _drop(mean, axis)
     d = x - mean
-    var = total(select(mask, (d * d.conj()).real if d._dtype.kind == "c" else d * d, 0), axis=axis, keepdims=True)
-    var = var / (count - correction)
+    squares = (d * d.conj()).real if d._dtype.kind == "c" else d * d
+    var = _total(_select(mask, squares, 0), axis) / (count - correction)
     if name == "std":
-        from autopar.arrays._elementwise import call
-
-        var = call("sqrt", var)
+        var = bind(TABLE["sqrt"], (var,))
     return var if keepdims else _drop(var, axis)
 
 
 def _drop(x: Any, axis: Any) -> Any:
-    from autopar.arrays._manipulation import normalize_axes, squeeze
+    return squeeze(x, tuple(range(x.ndim)) if axis is None else normalize_axes("reduce", axis, x.ndim))
 
-    axes = tuple(range(x.ndim)) if axis is None else normalize_axes("reduce", axis, x.ndim)
-    return squeeze(x, axes)
+
+from autopar.arrays import _elementwise  # noqa: E402
+
+_elementwise.keywords = sys.modules[__name__]  # the elementwise functions' out=/where=/dtype= (registered from above)

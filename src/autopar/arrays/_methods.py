@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from autopar.arrays import _copy, _dtypes
+from autopar.arrays import _copy, _dtypes, _keywords  # noqa: F401  (_keywords registers the ufunc keywords)
 from autopar.arrays import _creation as _cr
 from autopar.arrays import _elementwise as _ew
 from autopar.arrays import _indexing as _idx

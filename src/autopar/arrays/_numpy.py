@@ -422,7 +422,8 @@ def isneginf(x: Any) -> Any:
 define("bincount", lambda t, minlength: torch.bincount(t, minlength=minlength), same("integer"), data_dependent=True,
        differentiable=False)  # fmt: skip
 define("bincount_weighted", lambda t, w, minlength: torch.bincount(t, weights=w, minlength=minlength),
-       lambda op, d, s: ((_dtypes.float64,), (None, _dtypes.float64)), data_dependent=True)  # fmt: skip
+       lambda op, d, s: ((_dtypes.float64,), (None, _dtypes.float64)), data_dependent=True,
+       differentiable=False)  # fmt: skip
 
 
 define("frexp", lambda t: tuple(torch.frexp(t)), lambda op, d, s: ((d[0], _dtypes.int32), None), nout=2,

@@ -19,17 +19,40 @@ Which NumPy names and parameters are not supported, and why, is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import numpy as _numpy
+
 from autopar.arrays import __all__ as _array_names
+from autopar.numpy import _errstate
 from autopar.numpy._namespace import lazy
 
 # autopar's own names served here although NumPy lacks them
 _EXTRA = ("waitall",)
 
+
+def _module(name: str) -> Callable[[], Any]:
+    return lambda: __import__(f"autopar.numpy.{name}", fromlist=[name])
+
+
+def _numpys(name: str) -> Callable[[], Any]:
+    return lambda: getattr(_numpy, name)
+
+
+_LOCAL: dict[str, Callable[[], Any]] = {
+    "fft": _module("fft"),
+    "linalg": _module("linalg"),
+    "random": _module("random"),
+    "errstate": lambda: _errstate.errstate,
+    "geterr": lambda: _errstate.geterr,
+    "seterr": lambda: _errstate.seterr,
+    # NumPy's abstract scalar types, for issubdtype(x.dtype, np.floating) and friends
+    **{n: _numpys(n) for n in ("generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact",
+                               "floating", "complexfloating")},
+}
+
 __all__, __getattr__, __dir__ = lazy(
-    globals(), "autopar", "numpy", [n for n in _array_names if n not in ("fft", "linalg", "random")] + ["waitall"],
-    extra=_EXTRA, local={
-        "fft": lambda: __import__("autopar.numpy.fft", fromlist=["fft"]),
-        "linalg": lambda: __import__("autopar.numpy.linalg", fromlist=["linalg"]),
-        "random": lambda: __import__("autopar.numpy.random", fromlist=["random"]),
-    },
+    globals(), "autopar", "numpy", [n for n in _array_names if n not in _LOCAL] + ["waitall"], extra=_EXTRA,
+    local=_LOCAL,
 )

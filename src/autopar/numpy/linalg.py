@@ -10,6 +10,7 @@ as in ``autopar``, an error inside an op is raised where its result is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autopar.arrays import linalg as _source
@@ -33,7 +34,11 @@ def _checked(name: str) -> Any:
     return in_numpy_mode(call)
 
 
-__all__, __getattr__, __dir__ = lazy(
-    globals(), "autopar.arrays.linalg", "numpy.linalg", _source.__all__,
-    local={"LinAlgError": lambda: LinAlgError, **{n: (lambda n=n: _checked(n)) for n in ("cholesky", "inv", "solve")}},
-)
+def _maker(name: str) -> Callable[[], Any]:
+    return lambda: _checked(name)
+
+
+_LOCAL: dict[str, Callable[[], Any]] = {"LinAlgError": lambda: LinAlgError}
+_LOCAL.update({name: _maker(name) for name in ("cholesky", "inv", "solve")})
+
+__all__, __getattr__, __dir__ = lazy(globals(), "autopar.arrays.linalg", "numpy.linalg", _source.__all__, local=_LOCAL)
