@@ -319,3 +319,27 @@ def test_digitize_increasing_and_decreasing_bins(bins: list[float], right: bool)
     _same(ap.digitize(ap.asarray(x), bins, right=right), np.digitize(x, bins, right=right))
     with pytest.raises(ValueError, match="monotonically increasing or decreasing"):
         ap.digitize(ap.asarray(x), [0.0, 2.0, 1.0])
+
+
+def test_autopar_numpy_serves_ufuncs_in_numpy_mode() -> None:
+    import autopar.numpy as anp
+
+    assert isinstance(anp.add, anp.ufunc) and anp.ufunc is ap.ufunc and repr(anp.maximum) == "<ufunc 'maximum'>"
+    assert pickle.loads(pickle.dumps(anp.add)) is anp.add
+    # Python floats are float64 in NumPy mode, in the call and in every method; float32 in autopar
+    assert anp.add(1.0, anp.arange(3)).dtype == anp.float64 and ap.add(1.0, ap.arange(3)).dtype == ap.float32
+    assert anp.multiply.outer([1.0, 2.0], [3.0]).dtype == anp.float64 and ap.multiply.outer([1.0], [3.0]).dtype == ap.float32
+    assert anp.add.reduce([0.5, 1.25, -3.0, 1e-3]).item() == np.add.reduce([0.5, 1.25, -3.0, 1e-3])
+    assert anp.maximum.accumulate([1.0, 3.0, 2.0]).dtype == anp.float64
+    x = anp.zeros(3)
+    anp.add.at(x, [0, 0], 0.1)
+    assert x.tolist() == [0.2, 0.0, 0.0]
+
+
+def test_generators_of_autopar_numpy_draw_float64_wherever_called() -> None:
+    import autopar.numpy as anp
+
+    rng = anp.random.default_rng(0)
+    assert rng.random(2).dtype == anp.float64 and rng.normal(size=2).dtype == anp.float64
+    assert rng.spawn(1)[0].standard_normal(2).dtype == anp.float64
+    assert ap.random.default_rng(0).random(2).dtype == ap.float32

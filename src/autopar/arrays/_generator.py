@@ -20,7 +20,7 @@ import numpy as np
 
 from autopar.arrays import _draws as dr
 from autopar.arrays._array import NDArray
-from autopar.arrays._dtypes import numpy_mode
+from autopar.arrays._dtypes import in_mode, numpy_mode
 
 
 def _seed_sequence(seed: Any) -> np.random.SeedSequence:
@@ -43,18 +43,7 @@ def _in_its_mode(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def call(self: Generator, *args: Any, **kwargs: Any) -> Any:
-        if self._numpy_mode == numpy_mode.on:
-            return method(self, *args, **kwargs)
-        state = numpy_mode.__dict__  # this thread's own setting, if any (else the process-wide default)
-        had, before = "on" in state, state.get("on")
-        state["on"] = self._numpy_mode
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            if had:
-                state["on"] = before
-            else:
-                del state["on"]
+        return in_mode(self._numpy_mode, method, self, *args, **kwargs)
 
     return call
 

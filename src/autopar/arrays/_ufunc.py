@@ -5,8 +5,8 @@ Design note
 -----------
 A :class:`ufunc` wraps the elementwise function of the same name
 (``_elementwise.FUNCTIONS``): calling it *is* calling that function, with
-every argument passed on, so the ufunc adds no second path and no copy of
-an op. Its methods are compositions of table entries that already exist,
+every argument passed on (``out=``, ``where=``, ``dtype=`` ... are the
+function's), so the ufunc adds no second path and no copy of an op. Its methods are compositions of table entries that already exist,
 plus two entries of their own:
 
 ``reduce``
@@ -30,6 +30,12 @@ plus two entries of their own:
     (``index_add``, ``scatter_reduce`` with ``prod``/``amax``/``amin``); the
     dispatcher writes the result through ``a``'s view (``bind_into``), so
     the update is one engine op that writes ``a``.
+
+Each ufunc is an instance of its own subclass of :class:`ufunc` whose
+``__call__`` is the elementwise function itself, so ``add(x, y)`` costs no
+extra Python frame over the plain function. ``autopar.numpy`` serves
+``numpy_mode_variant(u)``: the same, with the call and the methods run in
+NumPy mode (``_dtypes.in_mode``), still an ``autopar.ufunc``.
 
 A method a ufunc does not support raises ``TypeError`` naming the method,
 the ufunc, and what works instead -- never ``'function' object has no
@@ -298,8 +304,48 @@ def _store(r: Any, out: Any, name: str) -> Any:
 
 
 def make(name: str) -> ufunc:
+    """The ufunc ``name``: an instance of a subclass whose ``__call__`` *is* the function (no extra
+    frame per call), named ``ufunc`` as NumPy's type is."""
     base = ALIASES.get(name, name)
-    return ufunc(name, base, FUNCTIONS[base])
+    fn = FUNCTIONS[base]
+    cls = type("ufunc", (ufunc,), {"__call__": staticmethod(fn), "__module__": "autopar"})
+    return cls(name, base, fn)
+
+
+class _NumpyModeUfunc(ufunc):
+    """A ufunc as ``autopar.numpy`` serves it: its call and its methods run in NumPy mode."""
+
+    def reduce(self, *args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, ufunc.reduce, self, *args, **kwargs)
+
+    def accumulate(self, *args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, ufunc.accumulate, self, *args, **kwargs)
+
+    def outer(self, *args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, ufunc.outer, self, *args, **kwargs)
+
+    def at(self, *args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, ufunc.at, self, *args, **kwargs)
+
+    def __reduce__(self) -> Any:
+        return (_numpy_by_name, (self.__name__,))
+
+
+def numpy_mode_variant(u: ufunc) -> ufunc:
+    """``u`` in NumPy mode (what ``autopar.numpy.<name>`` is): still an ``autopar.ufunc``."""
+    fn = u._fn
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, fn, *args, **kwargs)
+
+    cls = type("ufunc", (_NumpyModeUfunc,), {"__call__": staticmethod(call), "__module__": "autopar.numpy"})
+    return cls(u.__name__, u._base, fn)
+
+
+def _numpy_by_name(name: str) -> Any:
+    import autopar.numpy
+
+    return getattr(autopar.numpy, name)
 
 
 def _by_name(name: str) -> Any:

@@ -14,9 +14,11 @@ any wrapper: the dispatcher reads the mark (``_plan``'s note).
 
 ``functools.wraps`` keeps each function's name, docstring and signature
 (``inspect.signature`` follows ``__wrapped__``), which the namespace test
-compares with NumPy's. Objects that are not plain functions but have callable
-attributes (a ufunc's ``reduce``, ``accumulate``, ``outer``, ``at``) are served
-through :class:`ModeProxy`, which wraps the call and each such attribute.
+compares with NumPy's. A ufunc is served as a ufunc in NumPy mode
+(``_ufunc.numpy_mode_variant``: its call and its ``reduce``, ``accumulate``,
+``outer``, ``at`` run in the mode, and ``isinstance(np.add, np.ufunc)`` holds);
+other callable objects with callable attributes are served through
+:class:`ModeProxy`, which wraps the call and each such attribute.
 """
 
 from __future__ import annotations
@@ -78,4 +80,8 @@ def serve(value: Any) -> Any:
         return value
     if isinstance(value, _FUNCTIONS):
         return in_numpy_mode(value)
+    from autopar.arrays import _ufunc
+
+    if isinstance(value, _ufunc.ufunc):  # still a ufunc (isinstance(np.add, np.ufunc)), in NumPy mode
+        return _ufunc.numpy_mode_variant(value)
     return ModeProxy(value)
