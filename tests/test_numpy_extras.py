@@ -343,3 +343,26 @@ def test_generators_of_autopar_numpy_draw_float64_wherever_called() -> None:
     assert rng.random(2).dtype == anp.float64 and rng.normal(size=2).dtype == anp.float64
     assert rng.spawn(1)[0].standard_normal(2).dtype == anp.float64
     assert ap.random.default_rng(0).random(2).dtype == ap.float32
+
+
+def test_eig_and_eigvals_follow_numpys_real_or_complex_rule() -> None:
+    general = rng.standard_normal((4, 4))  # complex eigenvalues (with this seed)
+    symmetric = general + general.T  # real ones
+    markov = np.array([[0.9, 0.1], [0.5, 0.5]]).T
+    for m in (general, symmetric, markov, general + 1j * symmetric):
+        w, v = np.linalg.eig(m)
+        got = ap.linalg.eig(ap.asarray(m))
+        assert got.eigenvalues.dtype == w.dtype and got.eigenvectors.dtype == v.dtype, m
+        np.testing.assert_allclose(got.eigenvalues.numpy(), w, rtol=1e-10)
+        np.testing.assert_allclose(np.abs(got.eigenvectors.numpy()), np.abs(v), rtol=1e-10, atol=1e-12)
+        _same(ap.linalg.eigvals(ap.asarray(m)), np.linalg.eigvals(m), rtol=1e-10)
+    assert np.iscomplexobj(np.linalg.eig(general).eigenvalues)
+    with pytest.raises(ValueError, match="needs square matrices"):
+        ap.linalg.eig(ap.asarray(general[:3]))
+
+
+@pytest.mark.parametrize("shapes", [[(3, 4), (4, 5)], [(10, 3), (3, 20), (20, 2)], [(5, 30), (30, 2), (2, 40), (40, 3)],
+                                    [(4,), (4, 6), (6,)], [(4,), (4, 6), (6, 3)]])  # fmt: skip
+def test_multi_dot_matches_numpy(shapes: list[tuple[int, ...]]) -> None:
+    arrays = [rng.standard_normal(s) for s in shapes]
+    _same(ap.linalg.multi_dot([ap.asarray(a) for a in arrays]), np.linalg.multi_dot(arrays), rtol=1e-12)

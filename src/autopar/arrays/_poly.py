@@ -92,7 +92,7 @@ def polyval(p: Any, x: Any) -> Any:
 
 def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None, cov: bool = False) -> Any:
     """Least-squares polynomial fit of degree ``deg``: the coefficients, highest power first (waits: lstsq)."""
-    from autopar.arrays._lstsq import lstsq
+    from autopar.arrays._linalg_numpy import lstsq
 
     if cov:
         raise ValueError("polyfit: cov= is not supported; compute it from the fit: "

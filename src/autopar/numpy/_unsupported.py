@@ -54,8 +54,7 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
     (_LATER, (
         "asarray_chkfinite", "asfortranarray", "bitwise_count", "block", "choose", "einsum_path", "isfortran",
         "mask_indices", "real_if_close", "require", "resize", "sort_complex", "spacing", "trim_zeros", "unwrap")),
-    (_LATER + " (linalg)", ("linalg.eig", "linalg.eigvals", "linalg.multi_dot", "linalg.tensorinv",
-                            "linalg.tensorsolve")),
+    (_LATER + " (linalg)", ("linalg.tensorinv", "linalg.tensorsolve")),
     ("NumPy's bit generators and legacy RandomState: autopar draws with torch's generators, so a seed gives "
      "other numbers than NumPy's anyway; seed with random.seed(n), or use random.default_rng(seed)", (
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",

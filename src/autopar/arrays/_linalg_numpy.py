@@ -1,4 +1,4 @@
-"""NumPy's ``linalg.lstsq`` and ``linalg.cond``.
+"""NumPy's ``linalg`` beyond the standard: ``lstsq``, ``cond``, ``eig``, ``eigvals``, ``multi_dot``.
 
 ``lstsq(a, b, rcond=None)`` solves by the SVD, as LAPACK's ``gelsd`` (NumPy's
 driver) does: singular values at or below ``rcond * s.max()`` count as zero
@@ -9,6 +9,13 @@ each column of ``b`` only when the rank is full and ``M > N`` (else it is
 empty) -- a shape that depends on the data, so ``lstsq`` waits for its result
 (as ``nonzero`` does), and ``rank`` is a Python int, as NumPy's.
 
+``eig``/``eigvals`` of a general matrix (LAPACK's ``geev``, as NumPy) compute
+complex eigenvalues; NumPy returns them real when the input is real and every
+imaginary part is zero -- a dtype that depends on the data, so for a real
+input these two wait for their result to decide (as ``lstsq`` does).
+``multi_dot`` multiplies in the order NumPy's matrix-chain rule picks, so
+its rounding is NumPy's.
+
 ``cond(x, p=None)`` is the ratio of the extreme singular values for ``p`` in
 ``None, 2, -2``, else ``norm(x, p) * norm(inv(x), p)``; a singular matrix gives
 ``inf`` (NumPy's answer) rather than an error, whatever ``p``.
@@ -17,7 +24,7 @@ empty) -- a shape that depends on the data, so ``lstsq`` waits for its result
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -103,3 +110,106 @@ def cond(x: Any, p: Any = None) -> Any:
     if p not in (None, 2, -2) and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"linalg.cond: p={p!r} needs square matrices; these are {x.shape[-2:]} (p=None works for any)")
     return bind(TABLE["linalg.cond"], (x,), {"p": p})
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def _eig_dtype(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:
+    _dtypes.check_category(op, dtypes[0], "numeric")
+    f = _dtypes.to_float(dtypes[0])
+    c = _dtypes.complex_of(f)
+    return ((c, c) if op == "linalg.eig" else (c,)), (f,)
+
+
+define("linalg.eig", lambda t: tuple(torch.linalg.eig(t)), _eig_dtype, nout=2, work=_madds, differentiable=False)
+define("linalg.eigvals", lambda t: torch.linalg.eigvals(t), _eig_dtype, work=_madds, differentiable=False)
+
+
+def _square(op: str, x: Any) -> Any:
+    x = _array_like(x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"linalg.{op}: the array has shape {x.shape}; it needs square matrices (..., n, n)")
+    return x
+
+
+def _real_if_real(x: Any, *outs: Any) -> tuple[Any, ...]:
+    """NumPy's rule: a real input whose eigenvalues are all real gives real results (reads them: waits)."""
+    from autopar.arrays._elementwise import call
+    from autopar.arrays._reductions import all as all_
+
+    if x.dtype.kind == "c" or not bool(all_(call("equal", call("imag", outs[0]), 0)).item()):
+        return outs
+    return tuple(call("real", o) for o in outs)
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors of a general square matrix (NumPy's ``EigResult``)."""
+    x = _square("eig", a)
+    w, v = bind(TABLE["linalg.eig"], (x,))
+    return EigResult(*_real_if_real(x, w, v))
+
+
+def eigvals(a: Any) -> Any:
+    """Eigenvalues of a general square matrix (real when they all are, for a real input: NumPy's rule)."""
+    x = _square("eigvals", a)
+    return _real_if_real(x, bind(TABLE["linalg.eigvals"], (x,)))[0]
+
+
+def _chain_order(shapes: list[tuple[int, int]]) -> Any:
+    """NumPy's matrix-chain order: ``split[i][j]`` where the product of matrices i..j splits."""
+    n = len(shapes)
+    p = [shapes[0][0]] + [s[1] for s in shapes]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] == -1 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(arrays: Any, *, out: Any = None) -> Any:
+    """NumPy's ``multi_dot``: the product of 2-D arrays (the first and last may be 1-D), in the cheapest order."""
+    from autopar.arrays._manipulation import reshape
+    from autopar.arrays._products import matmul
+
+    xs = [_array_like(a) for a in arrays]
+    if len(xs) < 2:
+        raise ValueError(f"linalg.multi_dot: needs at least 2 arrays; got {len(xs)}")
+    first_1d, last_1d = xs[0].ndim == 1, xs[-1].ndim == 1
+    if first_1d:
+        xs[0] = reshape(xs[0], (1, -1))
+    if last_1d:
+        xs[-1] = reshape(xs[-1], (-1, 1))
+    for i, x in enumerate(xs):
+        if x.ndim != 2:
+            raise ValueError(f"linalg.multi_dot: array {i} has shape {x.shape}; all but the first and last must be 2-D")
+    if len(xs) == 2:
+        result = matmul(xs[0], xs[1])
+    elif len(xs) == 3:  # NumPy's closed form for three
+        (a0, a1), (b1,), (c1,) = xs[0].shape, xs[1].shape[1:], xs[2].shape[1:]
+        cost1 = a0 * b1 * (a1 + c1)
+        cost2 = a1 * c1 * (a0 + b1)
+        result = matmul(matmul(xs[0], xs[1]), xs[2]) if cost1 < cost2 else matmul(xs[0], matmul(xs[1], xs[2]))
+    else:
+        split = _chain_order([x.shape for x in xs])
+
+        def product(i: int, j: int) -> Any:
+            return xs[i] if i == j else matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+        result = product(0, len(xs) - 1)
+    if first_1d and last_1d:
+        result = reshape(result, ())
+    elif first_1d or last_1d:
+        result = reshape(result, (-1,))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
