@@ -366,3 +366,31 @@ def test_eig_and_eigvals_follow_numpys_real_or_complex_rule() -> None:
 def test_multi_dot_matches_numpy(shapes: list[tuple[int, ...]]) -> None:
     arrays = [rng.standard_normal(s) for s in shapes]
     _same(ap.linalg.multi_dot([ap.asarray(a) for a in arrays]), np.linalg.multi_dot(arrays), rtol=1e-12)
+
+
+def test_numpy_array_methods_and_attributes() -> None:
+    want = np.arange(12.0).reshape(3, 4)
+    got = ap.asarray(want)
+    assert (got.item(5), got.item(1, 2), got.item((2, 3))) == (want.item(5), want.item(1, 2), want.item((2, 3)))
+    assert (got.itemsize, got.nbytes, got.strides) == (want.itemsize, want.nbytes, want.strides)
+    assert ap.ones(3, dtype="int16").itemsize == 2 and ap.ones((2, 5), dtype="int16").strides == (10, 2)
+    q, r = divmod(ap.arange(-3, 4), 2)
+    wq, wr = divmod(np.arange(-3, 4), 2)
+    _same(q, wq)
+    _same(r, wr)
+    _same(divmod(7, ap.arange(1, 4))[0], divmod(7, np.arange(1, 4))[0])
+    assert 5.0 in got and 99 not in got
+    assert got.tobytes() == want.tobytes()
+    _same(got[0].searchsorted(ap.asarray([2.5, 0.0]), side="right"), want[0].searchsorted([2.5, 0.0], side="right"))
+    _same(got.compress([True, False, True], axis=0), want.compress([True, False, True], axis=0))
+    y, wy = ap.asarray([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([3.0, 1.0, 2.0, 5.0, 4.0])
+    assert y.partition(2) is None
+    wy.partition(2)
+    assert y[2].item() == wy[2] and sorted(y.tolist()) == sorted(wy.tolist())
+    assert y.argpartition(1)[1].item() == np.argpartition(y.numpy(), 1)[1]
+    z, wz = ap.zeros(4), np.zeros(4)
+    z.put([0, 2], [1.0, 2.0])
+    wz.put([0, 2], [1.0, 2.0])
+    assert z.tolist() == wz.tolist()
+    with pytest.raises(IndexError, match="item: index 12 is out of bounds for size 12"):
+        got.item(12)
