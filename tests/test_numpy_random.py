@@ -161,3 +161,56 @@ def test_bad_arguments_name_the_value() -> None:
         ap.random.default_rng(1.5)
     with pytest.raises(ValueError, match="must be non-negative"):
         ap.random.default_rng(-1)
+
+
+def _moments(name: str, sample: np.ndarray, mean: float, var: float, kurtosis_bound: float = 10.0) -> None:
+    x = np.asarray(sample, dtype=float)
+    assert abs(x.mean() - mean) < 6 * math.sqrt(var / x.size), (name, x.mean(), mean)
+    assert abs(x.var() - var) < 6 * math.sqrt(kurtosis_bound * var * var / x.size), (name, x.var(), var)
+
+
+def test_more_distributions_have_numpys_moments() -> None:
+    rng = ap.random.default_rng(77)
+    n = 40_000
+    g = math.gamma
+    cases = [
+        ("gamma", rng.gamma(2.0, 3.0, n), 6.0, 18.0), ("standard_gamma", rng.standard_gamma(0.5, n), 0.5, 0.5),
+        ("beta", rng.beta(2.0, 5.0, n), 2 / 7, 10 / (49 * 8)), ("chisquare", rng.chisquare(4, n), 4.0, 8.0),
+        ("f", rng.f(5, 12, n), 12 / 10, 2 * 144 * 15 / (5 * 100 * 8)), ("standard_t", rng.standard_t(10, n), 0.0, 1.25),
+        ("negative_binomial", rng.negative_binomial(5, 0.4, n), 7.5, 18.75),
+        ("geometric", rng.geometric(0.3, n), 1 / 0.3, 0.7 / 0.09), ("laplace", rng.laplace(1.0, 2.0, n), 1.0, 8.0),
+        ("logistic", rng.logistic(1.0, 2.0, n), 1.0, 4 * math.pi**2 / 3),
+        ("gumbel", rng.gumbel(1.0, 2.0, n), 1 + 2 * 0.5772156649015329, 4 * math.pi**2 / 6),
+        ("weibull", rng.weibull(2.0, n), g(1.5), g(2.0) - g(1.5) ** 2), ("pareto", rng.pareto(5.0, n), 0.25, 5 / 48),
+        ("rayleigh", rng.rayleigh(2.0, n), 2 * math.sqrt(math.pi / 2), (4 - math.pi) / 2 * 4),
+        ("power", rng.power(3.0, n), 0.75, 3 / 80), ("triangular", rng.triangular(0.0, 1.0, 4.0, n), 5 / 3, 13 / 18),
+        ("wald", rng.wald(2.0, 3.0, n), 2.0, 8 / 3), ("lognormal", rng.lognormal(0.0, 0.25, n), math.exp(1 / 32),
+                                                     (math.exp(1 / 16) - 1) * math.exp(1 / 16)),
+    ]  # fmt: skip
+    for name, draws, mean, var in cases:
+        _moments(name, draws.numpy(), mean, var, kurtosis_bound=40.0 if name in ("pareto", "wald", "f") else 10.0)
+    assert rng.geometric(0.3, 100).dtype == ap.int64 and rng.negative_binomial(2, 0.5, 3).dtype == ap.int64
+    cauchy = rng.standard_cauchy(n).numpy()
+    assert abs(np.median(cauchy)) < 0.05 and abs(np.subtract(*np.percentile(cauchy, [75, 25])) - 2.0) < 0.1
+
+
+def test_multivariate_dirichlet_multinomial() -> None:
+    rng = ap.random.default_rng(78)
+    cov = np.array([[2.0, 0.6], [0.6, 1.0]])
+    for method in ("svd", "eigh", "cholesky"):
+        x = rng.multivariate_normal([1.0, -1.0], cov, 20_000, method=method).numpy()
+        assert x.shape == (20_000, 2) and np.allclose(x.mean(0), [1.0, -1.0], atol=0.06)
+        assert np.allclose(np.cov(x.T), cov, atol=0.1)
+    d = rng.dirichlet([1.0, 2.0, 3.0], (100, 50)).numpy()
+    assert d.shape == (100, 50, 3) and np.allclose(d.sum(-1), 1.0) and np.allclose(d.mean((0, 1)), [1 / 6, 1 / 3, 1 / 2], atol=0.02)
+    m = rng.multinomial(10, [0.2, 0.3, 0.5], (4000,)).numpy()
+    assert m.dtype == np.int64 and (m.sum(1) == 10).all() and np.allclose(m.mean(0), [2.0, 3.0, 5.0], atol=0.1)
+    assert rng.multinomial(3, [0.5, 0.5]).shape == (2,)
+    ap.random.seed(5)
+    first = [ap.random.gamma(2.0, size=3).tolist(), ap.random.multinomial(5, [0.5, 0.5]).tolist()]
+    ap.random.seed(5)
+    assert [ap.random.gamma(2.0, size=3).tolist(), ap.random.multinomial(5, [0.5, 0.5]).tolist()] == first
+    with pytest.raises(ValueError, match="Generator.beta: a=0.0 must be positive"):
+        rng.beta(0.0, 1.0)
+    with pytest.raises(ValueError, match="random.geometric: p=1.5 must be within"):
+        ap.random.geometric(1.5)

@@ -14,7 +14,10 @@ the same distributions, not the same values.
 Draws are one table entry, ``random.draw``, whose kernel finds its generator
 from a static ``source``: ``("device", name)`` is the device's global
 generator (``autopar.random.seed``; the legacy functions below use it),
-``("stream", id)`` a Generator's. A stream is found through a weak map from
+``("stream", id)`` a Generator's. The kinds are torch's own draws (uniform,
+normal, exponential, integers, permutation, poisson, binomial, standard gamma,
+multinomial indices); every other distribution (``_distributions.py``) is
+made from them with ordinary ops. A stream is found through a weak map from
 id to its var; the engine holds the var while a draw is pending, so a
 Generator dropped with draws in flight still finds its generators, and one
 dropped for good takes them with it.
@@ -95,6 +98,8 @@ def _draw(*params: torch.Tensor, shape: tuple[int, ...], dtype: DType, kind: str
     if kind == "binomial":
         count, prob = (t.broadcast_to(shape).contiguous() for t in params)
         return torch.binomial(count, prob, generator=gen).to(dtype.torch)
+    if kind == "gamma":  # standard gamma with shape params[0]
+        return torch._standard_gamma(params[0].broadcast_to(shape).contiguous(), generator=gen).to(dtype.torch)
     if kind == "multinomial":  # indices drawn with weights params[0]: a (shape-size,) sample
         n = 1
         for s in shape:

@@ -20,6 +20,7 @@ import numpy as np
 
 from autopar.arrays import _draws as dr
 from autopar.arrays._array import NDArray
+from autopar.arrays._distributions_api import Distributions
 from autopar.arrays._dtypes import in_mode, numpy_mode
 
 
@@ -43,16 +44,20 @@ def _in_its_mode(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def call(self: Generator, *args: Any, **kwargs: Any) -> Any:
+        if self._numpy_mode is None:  # the legacy functions: the caller's mode
+            return method(self, *args, **kwargs)
         return in_mode(self._numpy_mode, method, self, *args, **kwargs)
 
     return call
 
 
-class Generator:
+class Generator(Distributions):
     """NumPy's ``Generator`` API on autopar draws: ``rng = default_rng(42); rng.normal(size=3)``."""
 
+    _prefix = "Generator"
+
     def __init__(self, seed: Any = None, *, device: Any = None) -> None:
-        self._numpy_mode = numpy_mode.on
+        self._numpy_mode: bool | None = numpy_mode.on
         self._sequence = _seed_sequence(seed)
         state = self._sequence.generate_state(2, np.uint32)
         self._seed = (int(state[0]) << 31) ^ int(state[1])  # 63 bits: torch's manual_seed range
@@ -61,69 +66,55 @@ class Generator:
     def __repr__(self) -> str:
         return f"Generator(autopar, seed sequence entropy={self._sequence.entropy})"
 
-    @_in_its_mode
     def spawn(self, n_children: int) -> list[Generator]:
         """Independent child generators (NumPy's ``SeedSequence.spawn``): the same children for the same seed."""
         return [Generator(child, device=self._src.device) for child in self._sequence.spawn(int(n_children))]
 
-    @_in_its_mode
     def random(self, size: Any = None, dtype: Any = None, out: Any = None, *, device: Any = None) -> Any:
         """Floats in ``[0, 1)``."""
         return _into(dr.uniform_draw(self._src, "Generator.random", 0.0, 1.0, size, dtype, device), out)
 
-    @_in_its_mode
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
         return dr.uniform_draw(self._src, "Generator.uniform", low, high, size, None, device)
 
-    @_in_its_mode
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
         return dr.normal_draw(self._src, "Generator.normal", loc, scale, size, None, device)
 
-    @_in_its_mode
     def standard_normal(self, size: Any = None, dtype: Any = None, out: Any = None, *, device: Any = None) -> Any:
         return _into(dr.normal_draw(self._src, "Generator.standard_normal", 0.0, 1.0, size, dtype, device), out)
 
-    @_in_its_mode
     def lognormal(self, mean: float = 0.0, sigma: float = 1.0, size: Any = None, *, device: Any = None) -> Any:
         from autopar.arrays._elementwise import call
 
         return call("exp", dr.normal_draw(self._src, "Generator.lognormal", mean, sigma, size, None, device))
 
-    @_in_its_mode
     def exponential(self, scale: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
         return dr.exponential_draw(self._src, "Generator.exponential", scale, size, None, device)
 
-    @_in_its_mode
     def standard_exponential(self, size: Any = None, dtype: Any = None, method: str = "zig", out: Any = None, *,
                              device: Any = None) -> Any:  # fmt: skip
         return _into(dr.exponential_draw(self._src, "Generator.standard_exponential", 1.0, size, dtype, device), out)
 
-    @_in_its_mode
     def poisson(self, lam: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
         return dr.poisson_draw(self._src, "Generator.poisson", lam, size, device)
 
-    @_in_its_mode
     def binomial(self, n: Any, p: Any, size: Any = None, *, device: Any = None) -> Any:
         return dr.binomial_draw(self._src, "Generator.binomial", n, p, size, device)
 
-    @_in_its_mode
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = None, endpoint: bool = False, *,
                  device: Any = None) -> Any:  # fmt: skip
         """Integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``; ``[0, low)`` with one bound)."""
         return dr.integers_draw(self._src, "Generator.integers", low, high, size, dtype, endpoint, device)
 
-    @_in_its_mode
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True, *, device: Any = None) -> Any:  # fmt: skip
         """Samples of ``a`` (an array, along ``axis``; or ``range(a)``), with weights ``p`` if given."""
         return dr.choice_draw(self._src, "Generator.choice", a, size, replace, p, axis, device)
 
-    @_in_its_mode
     def permutation(self, x: Any, axis: int = 0, *, device: Any = None) -> Any:
         """A permuted ``range(x)`` (an int), or a permuted copy of ``x`` along ``axis``."""
         return dr.permutation_draw(self._src, "Generator.permutation", x, axis, device)
 
-    @_in_its_mode
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffle the autopar array ``x`` in place along ``axis``."""
         if type(x) is not NDArray:
@@ -131,7 +122,6 @@ class Generator:
                             f"{type(x).__name__}; use permutation(x) for a shuffled copy")  # fmt: skip
         x[...] = dr.permutation_draw(self._src, "Generator.shuffle", x, axis)
 
-    @_in_its_mode
     def permuted(self, x: Any, axis: Any = None, out: Any = None) -> Any:
         """``x`` with each slice along ``axis`` shuffled independently (the whole array when None)."""
         from autopar.arrays._manipulation import _array_like, normalize_axis, reshape
@@ -146,6 +136,11 @@ class Generator:
         from autopar.arrays._indexing import take_along_axis
 
         return _into(take_along_axis(arr, argsort(keys, axis=ax), ax), out)
+
+
+for _name, _value in list(vars(Generator).items()) + list(vars(Distributions).items()):
+    if not _name.startswith("_") and callable(_value):
+        setattr(Generator, _name, _in_its_mode(_value))
 
 
 def _into(r: Any, out: Any) -> Any:
@@ -190,3 +185,22 @@ def random_sample(size: Any = None, *, device: Any = None) -> Any:
 def weighted_choice(a: Any, size: Any, replace: bool, p: Any, device: Any) -> Any:
     """``random.choice(..., p=...)``: the legacy choice with weights."""
     return dr.choice_draw(_GLOBAL, "random.choice", a, size, replace, p, 0, device)
+
+
+class _Legacy(Generator):
+    """The legacy functions' draws: the device's global generator, in the caller's dtype mode."""
+
+    _prefix = "random"
+
+    def __init__(self) -> None:  # noqa: D107 - no seed: random.seed(n) seeds the device generators
+        self._numpy_mode = None
+        self._src = _GLOBAL
+
+
+_LEGACY = _Legacy()
+gamma, standard_gamma, beta, chisquare, f = _LEGACY.gamma, _LEGACY.standard_gamma, _LEGACY.beta, _LEGACY.chisquare, _LEGACY.f
+standard_t, negative_binomial, geometric = _LEGACY.standard_t, _LEGACY.negative_binomial, _LEGACY.geometric
+standard_cauchy, laplace, logistic, gumbel = _LEGACY.standard_cauchy, _LEGACY.laplace, _LEGACY.logistic, _LEGACY.gumbel
+weibull, pareto, rayleigh, power, triangular = _LEGACY.weibull, _LEGACY.pareto, _LEGACY.rayleigh, _LEGACY.power, _LEGACY.triangular
+wald, multivariate_normal, dirichlet, multinomial = _LEGACY.wald, _LEGACY.multivariate_normal, _LEGACY.dirichlet, _LEGACY.multinomial
+lognormal, standard_exponential = _LEGACY.lognormal, _LEGACY.standard_exponential

@@ -20,13 +20,41 @@ from autopar.arrays._random import (
 
 from autopar.arrays._generator import (
     Generator,
+    beta,
     binomial,
+    chisquare,
     default_rng,
+    dirichlet,
     exponential,
+    f,
+    gamma,
+    geometric,
+    gumbel,
+    laplace,
+    logistic,
+    lognormal,
+    multinomial,
+    multivariate_normal,
+    negative_binomial,
+    pareto,
     poisson,
+    power,
     random_sample,
+    rayleigh,
+    standard_cauchy,
+    standard_exponential,
+    standard_gamma,
     standard_normal,
+    standard_t,
+    triangular,
+    wald,
+    weibull,
 )
 
-__all__ = ["Generator", "binomial", "choice", "default_rng", "exponential", "normal", "permutation", "poisson", "rand",
-           "randint", "randn", "random", "random_sample", "seed", "shuffle", "standard_normal", "uniform"]  # fmt: skip
+__all__ = [
+    "Generator", "beta", "binomial", "chisquare", "choice", "default_rng", "dirichlet", "exponential", "f", "gamma",
+    "geometric", "gumbel", "laplace", "logistic", "lognormal", "multinomial", "multivariate_normal",
+    "negative_binomial", "normal", "pareto", "permutation", "poisson", "power", "rand", "randint", "randn", "random",
+    "random_sample", "rayleigh", "seed", "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma",
+    "standard_normal", "standard_t", "triangular", "uniform", "wald", "weibull",
+]  # fmt: skip

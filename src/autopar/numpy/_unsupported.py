@@ -60,13 +60,9 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",
         "random.RandomState", "random.SFC64", "random.SeedSequence", "random.get_state", "random.set_state")),
     (_LATER + " (random)", (
-        "random.beta", "random.bytes", "random.chisquare", "random.dirichlet", "random.f", "random.gamma",
-        "random.geometric", "random.gumbel", "random.hypergeometric", "random.laplace", "random.logistic",
-        "random.lognormal", "random.logseries", "random.multinomial", "random.multivariate_normal",
-        "random.negative_binomial", "random.noncentral_chisquare", "random.noncentral_f", "random.pareto",
-        "random.power", "random.random_integers", "random.ranf", "random.rayleigh", "random.sample",
-        "random.standard_cauchy", "random.standard_exponential", "random.standard_gamma", "random.standard_t",
-        "random.triangular", "random.vonmises", "random.wald", "random.weibull", "random.zipf")),
+        "random.bytes", "random.hypergeometric", "random.logseries", "random.noncentral_chisquare",
+        "random.noncentral_f", "random.random_integers", "random.ranf", "random.sample", "random.vonmises",
+        "random.zipf")),
 ]
 
 PARAMETERS: dict[str, str] = {
