@@ -86,7 +86,11 @@ __all__ = [
 # NumPy names for NumPy programs: ufunc objects, histograms, signals, sorting by keys, index grids
 __all__ += [
     'ufunc', 'histogram', 'histogram2d', 'histogramdd', 'histogram_bin_edges', 'convolve', 'correlate', 'lexsort', 'ix_',
-    'gradient', 'interp', 'polyfit', 'polyval', 'vander', 'insert',
+    'gradient', 'interp', 'polyfit', 'polyval', 'vander', 'insert', 'bartlett', 'blackman', 'hamming', 'hanning',
+    'kaiser', 'poly', 'poly1d', 'polyadd', 'polyder', 'polydiv', 'polyint', 'polymul', 'polysub', 'roots',
+    'block', 'choose', 'mask_indices', 'place', 'put_along_axis', 'putmask', 'resize', 'trim_zeros',
+    'asarray_chkfinite', 'asfortranarray', 'bitwise_count', 'einsum_path', 'isfortran', 'packbits', 'real_if_close',
+    'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap',
 ]
 
 

@@ -63,12 +63,16 @@ class Generator(Distributions):
         self._seed = (int(state[0]) << 31) ^ int(state[1])  # 63 bits: torch's manual_seed range
         self._src = dr.Source(dr.new_stream(self._seed), self._seed, device)
 
+    @classmethod
+    def _numpy_mode_variant(cls) -> type:
+        return _NumpyModeGenerator
+
     def __repr__(self) -> str:
         return f"Generator(autopar, seed sequence entropy={self._sequence.entropy})"
 
     def spawn(self, n_children: int) -> list[Generator]:
         """Independent child generators (NumPy's ``SeedSequence.spawn``): the same children for the same seed."""
-        return [Generator(child, device=self._src.device) for child in self._sequence.spawn(int(n_children))]
+        return [type(self)(child, device=self._src.device) for child in self._sequence.spawn(int(n_children))]
 
     def random(self, size: Any = None, dtype: Any = None, out: Any = None, *, device: Any = None) -> Any:
         """Floats in ``[0, 1)``."""
@@ -143,6 +147,16 @@ for _name, _value in list(vars(Generator).items()) + list(vars(Distributions).it
         setattr(Generator, _name, _in_its_mode(_value))
 
 
+class _NumpyModeGenerator(Generator):
+    """``autopar.numpy.random.Generator``: made, so drawing, in NumPy mode."""
+
+    def __init__(self, seed: Any = None, *, device: Any = None) -> None:
+        in_mode(True, Generator.__init__, self, seed, device=device)
+
+
+_NumpyModeGenerator.__name__ = _NumpyModeGenerator.__qualname__ = "Generator"
+
+
 def _into(r: Any, out: Any) -> Any:
     if out is None:
         return r
@@ -154,6 +168,8 @@ def default_rng(seed: Any = None, *, device: Any = None) -> Generator:
     """NumPy's ``default_rng``: a new :class:`Generator` (``seed`` an int, ints, a SeedSequence, or a Generator)."""
     if isinstance(seed, Generator):
         return seed
+    if numpy_mode.on:  # an autopar.numpy.random.Generator (isinstance holds there)
+        return _NumpyModeGenerator(seed, device=device)
     return Generator(seed, device=device)
 
 

@@ -1,4 +1,5 @@
-"""NumPy's ``linalg`` beyond the standard: ``lstsq``, ``cond``, ``eig``, ``eigvals``, ``multi_dot``.
+"""NumPy's ``linalg`` beyond the standard: ``lstsq``, ``cond``, ``eig``, ``eigvals``, ``multi_dot``,
+``tensorinv``, ``tensorsolve`` (the last two reshape to a matrix problem, NumPy's steps).
 
 ``lstsq(a, b, rcond=None)`` solves by the SVD, as LAPACK's ``gelsd`` (NumPy's
 driver) does: singular values at or below ``rcond * s.max()`` count as zero
@@ -213,3 +214,41 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Any:
         out[...] = result
         return out
     return result
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """The inverse of ``a`` seen as a matrix of its first ``ind`` axes by the rest (NumPy's)."""
+    from autopar.arrays._linalg import inv
+    from autopar.arrays._manipulation import reshape
+
+    x = _array_like(a)
+    if ind <= 0:
+        raise ValueError(f"linalg.tensorinv: ind={ind!r} must be a positive integer")
+    old = x.shape
+    rows = 1
+    for k in old[ind:]:
+        rows *= k
+    return reshape(inv(reshape(x, (rows, -1))), old[ind:] + old[:ind])
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """``x`` with ``tensordot(a, x, axes=x.ndim) == b`` (NumPy's)."""
+    from autopar.arrays._linalg import solve
+    from autopar.arrays._manipulation import permute_dims, reshape
+
+    x, y = _array_like(a), _array_like(b)
+    n = x.ndim
+    if axes is not None:
+        order = list(range(n))
+        for k in axes:
+            order.remove(k)
+            order.insert(n, k)
+        x = permute_dims(x, tuple(order))
+    old = x.shape[-(n - y.ndim):]
+    size = 1
+    for k in old:
+        size *= k
+    if x.size != size * size:
+        raise ValueError(f"linalg.tensorsolve: a of shape {x.shape} and b of shape {y.shape}: a's trailing axes "
+                         "must make a square problem (prod(a.shape[b.ndim:])**2 == a.size)")  # fmt: skip
+    return reshape(solve(reshape(x, (size, size)), reshape(y, (-1,))), old)

@@ -16,9 +16,49 @@ from autopar.arrays import _nn, _updates  # noqa: F401  (their table entries: nn
 from autopar.arrays import _methods  # noqa: F401  (attaches the array's methods and operators)
 from autopar.arrays import _ufunc
 from autopar.arrays._histogram import histogram, histogram2d, histogram_bin_edges, histogramdd  # noqa: F401
+from autopar.arrays._arrange import (  # noqa: F401
+    block,
+    choose,
+    mask_indices,
+    place,
+    put_along_axis,
+    putmask,
+    resize,
+    trim_zeros,
+)
 from autopar.arrays._insert import insert  # noqa: F401
 from autopar.arrays._keys import ix_, lexsort  # noqa: F401
-from autopar.arrays._poly import gradient, interp, polyfit, polyval, vander  # noqa: F401
+from autopar.arrays._numeric_misc import (  # noqa: F401
+    asarray_chkfinite,
+    asfortranarray,
+    bitwise_count,
+    einsum_path,
+    isfortran,
+    packbits,
+    real_if_close,
+    require,
+    sort_complex,
+    spacing,
+    unpackbits,
+    unwrap,
+)
+from autopar.arrays._poly import (  # noqa: F401
+    gradient,
+    interp,
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+    vander,
+)
+from autopar.arrays._poly1d import poly1d  # noqa: F401
+from autopar.arrays._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
 from autopar.arrays._signal import convolve, correlate  # noqa: F401
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401

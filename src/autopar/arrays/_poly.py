@@ -189,3 +189,160 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
                         + (2.0 * e2 + e1) / (e2 * (e1 + e2)) * _edge(f, ax, -1))  # fmt: skip
         outs.append(concat([man.expand_dims(first, axis=ax), inner, man.expand_dims(last, axis=ax)], axis=ax))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# -- polynomial arithmetic (coefficients highest power first), NumPy's steps ---------------------------
+
+
+def _coeffs(op: str, p: Any) -> Any:
+    if hasattr(p, "coeffs") and not hasattr(p, "_dtype"):  # a poly1d
+        p = p.coeffs
+    a = man._array_like(p)
+    if a.ndim == 0:
+        a = man.reshape(a, (1,))
+    if a.ndim != 1:
+        raise ValueError(f"{op}: coefficients must be 1-D; got shape {a.shape}")
+    return a
+
+
+def _padded(a: Any, n: int) -> Any:
+    from autopar.arrays._creation import zeros
+
+    return a if a.shape[0] == n else man.concat([zeros(n - a.shape[0], dtype=a.dtype, device=a.device), a])
+
+
+def _wrap(like: tuple[Any, ...], out: Any) -> Any:
+    from autopar.arrays._poly1d import poly1d
+
+    kind = next((type(p) for p in like if isinstance(p, poly1d)), None)
+    return out if kind is None else kind(out)
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    a, b = _coeffs("polyadd", a1), _coeffs("polyadd", a2)
+    n = max(a.shape[0], b.shape[0])
+    return _wrap((a1, a2), _padded(a, n) + _padded(b, n))
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    a, b = _coeffs("polysub", a1), _coeffs("polysub", a2)
+    n = max(a.shape[0], b.shape[0])
+    return _wrap((a1, a2), _padded(a, n) - _padded(b, n))
+
+
+def polymul(a1: Any, a2: Any) -> Any:
+    from autopar.arrays._signal import convolve
+
+    return _wrap((a1, a2), convolve(_coeffs("polymul", a1), _coeffs("polymul", a2)))
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """The ``m``-th derivative's coefficients."""
+    from autopar.arrays._creation import arange
+
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
+        raise ValueError(f"polyder: m={m!r} must be a non-negative int (the order of the derivative)")
+    a = _coeffs("polyder", p)
+    for _ in range(int(m)):
+        n = a.shape[0] - 1
+        if n <= 0:
+            a = a[:1] * 0
+            break
+        a = a[:-1] * arange(n, 0, -1, device=a.device)
+    return _wrap((p,), a)
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The ``m``-th antiderivative's coefficients (integration constants ``k``, 0 by default)."""
+    from autopar.arrays._creation import arange, asarray
+
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0:
+        raise ValueError(f"polyint: m={m!r} must be a non-negative int (the order of the antiderivative)")
+    ks = np.zeros(int(m)) if k is None else np.atleast_1d(np.asarray(k, dtype=float))
+    if ks.shape[0] == 1 and m > 1:
+        ks = np.repeat(ks, int(m))
+    if ks.shape[0] < m:
+        raise ValueError(f"polyint: k={k!r} gives {ks.shape[0]} constants for m={m}; give one per integration")
+    a = _coeffs("polyint", p)
+    for i in range(int(m)):
+        n = a.shape[0]
+        a = man.concat([a / arange(n, 0, -1, device=a.device), asarray([ks[i]], dtype=_dtypes.to_float(a.dtype),
+                                                                        device=a.device)])  # fmt: skip
+    return _wrap((p,), a)
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """Quotient and remainder of ``u / v`` (NumPy's long division; trimming the remainder reads it: waits)."""
+    from autopar.arrays._creation import zeros
+
+    a, b = _coeffs("polydiv", u) + 0.0, _coeffs("polydiv", v) + 0.0
+    m, n = a.shape[0] - 1, b.shape[0] - 1
+    scale = 1.0 / b[0]
+    q = zeros((max(m - n + 1, 1),), dtype=a.dtype, device=a.device)
+    r = a.copy()
+    for k in range(0, m - n + 1):
+        d = scale * r[k]
+        q[k] = d
+        r[k : k + n + 1] -= d * b
+    while r.shape[0] > 1 and np.isclose(r[0].item(), 0, rtol=1e-14):  # NumPy's allclose(r[0], 0, rtol=1e-14)
+        r = r[1:]
+    return _wrap((u, v), q), _wrap((u, v), r)
+
+
+def roots(p: Any) -> Any:
+    """The roots of the polynomial (eigenvalues of its companion matrix; reads the coefficients: waits)."""
+    from autopar.arrays._creation import asarray, zeros
+    from autopar.arrays._linalg_numpy import eigvals
+
+    a = _coeffs("roots", p)
+    host = a.numpy().ravel()
+    nonzero = np.nonzero(host)[0]
+    if len(nonzero) == 0:
+        return asarray(np.array([]), device=a.device)
+    trailing = len(host) - int(nonzero[-1]) - 1
+    a = a[int(nonzero[0]) : int(nonzero[-1]) + 1]
+    if a.dtype.kind not in "fc":
+        a = a.astype(_dtypes.float64)
+    n = a.shape[0]
+    if n > 1:
+        companion = zeros((n - 1, n - 1), dtype=a.dtype, device=a.device)
+        if n > 2:
+            companion[1:, :-1] = man.broadcast_to(asarray(np.eye(n - 2), dtype=a.dtype, device=a.device), (n - 2, n - 2))
+        companion[0, :] = -a[1:] / a[0]
+        found = eigvals(companion)
+    else:
+        found = asarray(np.array([], dtype=np.dtype(a.dtype.name)), device=a.device)
+    if trailing:
+        found = man.concat([found, zeros(trailing, dtype=found.dtype, device=found.device)])
+    return found
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients of the monic polynomial with these roots (of a square matrix: its eigenvalues').
+    Complex roots in conjugate pairs give real coefficients (NumPy's test: reads the roots, waits)."""
+    from autopar.arrays._creation import asarray, ones
+    from autopar.arrays._linalg_numpy import eigvals
+    from autopar.arrays._signal import convolve
+
+    z = man._array_like(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        z = eigvals(z)
+    elif z.ndim == 0:
+        z = man.reshape(z, (1,))
+    elif z.ndim != 1:
+        raise ValueError(f"poly: input must be 1-D or a non-empty square 2-D array; got shape {z.shape}")
+    if z.shape[0] == 0:
+        return asarray(1.0, device=z.device)
+    dt = _dtypes.to_float(z.dtype)
+    a = ones(1, dtype=dt, device=z.device)
+    for i in range(z.shape[0]):
+        a = convolve(a, man.concat([ones(1, dtype=dt, device=z.device), -man.reshape(z[i], (1,)).astype(dt)]))
+    if dt.kind == "c":
+        host = z.numpy()
+        pos = host[host.imag > 0]
+        neg = host[host.imag < 0]
+        if np.array_equal(np.sort(pos), np.sort(neg.conjugate())):
+            from autopar.arrays._elementwise import call
+
+            a = call("real", a)
+    return a

@@ -17,8 +17,10 @@ any wrapper: the dispatcher reads the mark (``_plan``'s note).
 compares with NumPy's. A ufunc is served as a ufunc in NumPy mode
 (``_ufunc.numpy_mode_variant``: its call and its ``reduce``, ``accumulate``,
 ``outer``, ``at`` run in the mode, and ``isinstance(np.add, np.ufunc)`` holds);
-other callable objects with callable attributes are served through
-:class:`ModeProxy`, which wraps the call and each such attribute.
+a class that makes arrays from its arguments (``poly1d``, ``random.Generator``)
+is served as its ``_numpy_mode_variant()``, a subclass whose objects work in
+NumPy mode; other callable objects with callable attributes are served
+through :class:`ModeProxy`, which wraps the call and each such attribute.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class ModeProxy:
 
 def serve(value: Any) -> Any:
     """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
+    if isinstance(value, type) and hasattr(value, "_numpy_mode_variant"):  # poly1d, random.Generator
+        return value._numpy_mode_variant()
     if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
         return value
     if isinstance(value, _FUNCTIONS):

@@ -46,15 +46,6 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
         "vectorize")),
     ("buffer sizes and error callbacks of NumPy's ufunc loops: autopar's kernels are torch's", (
         "getbufsize", "geterrcall", "setbufsize", "seterrcall")),
-    ("in-place writes through masks and index lists: assign with x[mask] = v or x[idx] = v", (
-        "place", "put_along_axis", "putmask")),
-    (_LATER + ": polynomials, window functions and bit packing", (
-        "bartlett", "blackman", "hamming", "hanning", "kaiser", "packbits", "poly", "poly1d", "polyadd",
-        "polyder", "polydiv", "polyint", "polymul", "polysub", "roots", "unpackbits")),
-    (_LATER, (
-        "asarray_chkfinite", "asfortranarray", "bitwise_count", "block", "choose", "einsum_path", "isfortran",
-        "mask_indices", "real_if_close", "require", "resize", "sort_complex", "spacing", "trim_zeros", "unwrap")),
-    (_LATER + " (linalg)", ("linalg.tensorinv", "linalg.tensorsolve")),
     ("NumPy's bit generators and legacy RandomState: autopar draws with torch's generators, so a seed gives "
      "other numbers than NumPy's anyway; seed with random.seed(n), or use random.default_rng(seed)", (
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",
