@@ -24,6 +24,7 @@ def test_the_issues_examples_give_numpys_answers() -> None:
         assert make(ap).dtype == ap.float32  # the deep-learning namespace keeps its default
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")  # torch, for fft of float16
 @pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "float16", "float32"])
 def test_dtype_rules_of_numpy_2_on_arrays_made_here(dtype: str) -> None:
     """Arrays made in autopar.numpy carry the mode: operators and methods keep NumPy's rules."""
@@ -111,6 +112,14 @@ def test_linalg_error_is_raised_at_the_call_and_is_numpys(call) -> None:  # type
     result = call(ap)  # autopar: at the read, as every failure inside an op
     with pytest.raises(ap.linalg.LinAlgError):
         result.numpy()
+
+
+def test_torchs_linalg_errors_are_linalg_error_in_autopar_too() -> None:
+    """Every kernel that can fail on its matrix maps torch's error (here: a negative power of a singular one)."""
+    result = ap.linalg.matrix_power(ap.zeros((2, 2)), -1)
+    with pytest.raises(numpy.linalg.LinAlgError) as info:
+        result.numpy()
+    assert type(info.value) is ap.linalg.LinAlgError and "matrix_power" in str(info.value)
 
 
 def test_names_keep_autopars_functions_and_signatures() -> None:

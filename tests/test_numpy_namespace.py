@@ -15,6 +15,9 @@ import pytest
 import autopar.numpy as np
 from autopar.numpy import _unsupported
 
+# The table is NumPy 2's (written against 2.4); NumPy 1's namespace is another one.
+pytestmark = pytest.mark.skipif(int(numpy.__version__.split(".")[0]) < 2, reason="autopar.numpy follows NumPy 2")
+
 MODULES = {"": (numpy, np), "linalg.": (numpy.linalg, np.linalg), "fft.": (numpy.fft, np.fft),
            "random.": (numpy.random, np.random)}  # fmt: skip
 _MISSING = object()
@@ -96,28 +99,16 @@ def test_served_functions_keep_numpys_parameter_names_for_the_arguments_programs
         assert set(params) <= set(inspect.signature(fn).parameters), fn
 
 
-def _docs_table() -> str:
-    text = DOCS.read_text()
-    start = text.index("<!-- unsupported-numpy: start -->")
-    return text[start:text.index("<!-- unsupported-numpy: end -->")]
-
-
 def test_docs_show_the_same_table() -> None:
-    """docs/arrays.md mirrors _unsupported: a row per group of names, per refused parameter, per function."""
-    rows = {}
-    for line in _docs_table().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 2 and not set(cells[0]) <= set("-: ") and cells[0] not in ("names", "parameter"):
-            rows[cells[0]] = cells[1]
-    want = {", ".join(f"`{n}`" for n in group): reason for reason, group in _unsupported.NAMES}
-    want.update({f"`{p}=`": reason for p, reason in _unsupported.PARAMETERS.items()})
-    for fn, params in _unsupported.FUNCTION_PARAMETERS.items():
-        for p, reason in params.items():
-            want[f"`{fn}({p}=)`"] = reason
-    assert rows == want
+    """docs/arrays.md mirrors _unsupported (its markdown(), between the markers): a row per group of names
+    with its reason, per refused parameter, per function's refused parameter."""
+    text = DOCS.read_text()
+    start = text.index("<!-- unsupported-numpy: start -->") + len("<!-- unsupported-numpy: start -->")
+    shown = text[start:text.index("<!-- unsupported-numpy: end -->")].strip()
+    assert shown == _unsupported.markdown(), "regenerate the table in docs/arrays.md from _unsupported.markdown()"
 
 
-@pytest.mark.parametrize("name", ["vectorize", "ogrid", "random.zipf"])
+@pytest.mark.parametrize("name", ["mgrid", "vectorize", "random.zipf"])
 def test_a_missing_name_says_so_and_where_the_table_is(name: str) -> None:
     module, _, attr = name.rpartition(".")
     with pytest.raises(AttributeError, match=re.escape(f"no attribute {attr!r}") + ".*table of unsupported names"):

@@ -250,6 +250,9 @@ class NDArray(_Attached):
             self.shape = storage.shape
 
 
+_numpy_mode = _dtypes.numpy_mode
+
+
 def make(
     shape: tuple[int, ...],
     dtype: DType,
@@ -260,7 +263,10 @@ def make(
 ) -> NDArray:
     """An array of a new storage (``npmode``: made in NumPy mode; None: if this thread is), or of ``storage``."""
     arr = object.__new__(NDArray)
-    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device, npmode=npmode)
+    if storage is None:
+        storage = (_views.NumpyStorage if (_numpy_mode.on if npmode is None else npmode) else _views.Storage)(
+            shape, dtype, device)
+    arr._storage = storage
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

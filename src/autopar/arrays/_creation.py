@@ -26,7 +26,7 @@ from autopar.arrays._array import NDArray, as_device, make
 from autopar.arrays._dispatch import bind
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import TABLE, define, fixed, same
-from autopar.arrays._views import Storage
+from autopar.arrays._views import storage
 from autopar.devices import Device
 
 
@@ -342,7 +342,7 @@ def _placed(host: torch.Tensor, device: Device) -> NDArray:
     shape = tuple(host.shape)
     d = _dtypes.of_tensor(host)
     here = device.kind == "cpu" and device.node is None
-    source = make(shape, d, device if here else Device("cpu", 0), Storage(shape, d, Device("cpu", 0), tensor=host, lane=None))
+    source = make(shape, d, device if here else Device("cpu", 0), storage(shape, d, Device("cpu", 0), host, None))
     if here:
         return source
     from autopar.arrays._copy import copy_to_device
@@ -431,16 +431,16 @@ def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDA
     if t.dtype not in _dtypes._BY_TORCH:
         raise TypeError(f"from_torch: torch dtype {t.dtype} has no autopar dtype; convert it first (t.float())")
     shape = tuple(t.shape)
-    storage = Storage(shape, _dtypes.of_tensor(t), dev, tensor=t, lane=None)
+    made = storage(shape, _dtypes.of_tensor(t), dev, t, None)
     if t.is_cuda:
         from autopar import engine
         from autopar.devices._cuda import CudaEvent
 
         # The user's kernels producing t may still run on their stream: every reader waits
         # for them (on the device for stream lanes, on the host otherwise).
-        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(storage.var,), device=dev,
+        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(made.var,), device=dev,
                           name="from_torch")  # fmt: skip
-    return make(shape, storage.dtype, dev, storage)
+    return make(shape, made.dtype, dev, made)
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> NDArray:

@@ -325,7 +325,7 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         second = source
         reads = (source,)
         runners = _eager.RUN_NUMBER_FIRST
-    result = make(p.out_shapes[0], p.out_dtypes[0], device, npmode=p.npmode)
+    result = make(p.out_shapes[0], p.out_dtypes[0], device, None, None, p.npmode)
     out = result._storage
     fn: Any
     args: tuple[Any, ...]
@@ -350,7 +350,7 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     if a._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
             _autograd.used and a._ag is not None:
         return eager_bind(entry, p, (a,), _EMPTY, name=name)
-    result = make(p.out_shapes[0], p.out_dtypes[0], device, npmode=p.npmode)
+    result = make(p.out_shapes[0], p.out_dtypes[0], device, None, None, p.npmode)
     out = result._storage
     fn: Any
     args: tuple[Any, ...]

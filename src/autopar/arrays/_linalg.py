@@ -8,7 +8,8 @@ eigenvalues, singular values, norms and ``logabsdet`` are real.
 the standard's named tuples.
 
 A matrix a kernel cannot factor or invert (``cholesky`` of one that is not
-positive definite, ``inv`` or ``solve`` of a singular one) fails the op with
+positive definite, ``inv``, ``solve`` or a negative ``matrix_power`` of a
+singular one, an ``eigh``/``svd`` that does not converge) fails the op with
 :class:`LinAlgError`, a subclass of NumPy's, so ``except
 numpy.linalg.LinAlgError`` written for NumPy catches it; torch's own error is
 its ``__cause__``. As every failure inside an op, it is raised where the
@@ -173,17 +174,18 @@ def _matrix_norm(t: torch.Tensor, keepdims: bool, ord: Any) -> torch.Tensor:  # 
 
 define("linalg.cholesky", _cholesky, _float_rule(False), work=_madds)
 define("linalg.det", torch.linalg.det, _float_rule(False), work=_madds)
-define("linalg.eigh", _eigh, _float_rule(True, False), nout=2, work=_madds)
-define("linalg.eigvalsh", torch.linalg.eigvalsh, _float_rule(True), work=_madds)
+define("linalg.eigh", _raising_linalg_error(_eigh), _float_rule(True, False), nout=2, work=_madds)
+define("linalg.eigvalsh", _raising_linalg_error(torch.linalg.eigvalsh), _float_rule(True), work=_madds)
 define("linalg.inv", _raising_linalg_error(torch.linalg.inv), _float_rule(False), work=_madds)
-define("linalg.matrix_power", lambda t, n: torch.linalg.matrix_power(t, n), _float_rule(False), work=_madds)
+define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _float_rule(False),
+       work=_madds)  # fmt: skip
 define("linalg.matrix_rank", _matrix_rank, _tolerance_rule(_dtypes.int64), work=_madds, differentiable=False)
-define("linalg.pinv", _pinv, _tolerance_rule(), work=_madds)
+define("linalg.pinv", _raising_linalg_error(_pinv), _tolerance_rule(), work=_madds)
 define("linalg.qr", _qr, _float_rule(False, False), nout=2, work=_madds)
 define("linalg.slogdet", _slogdet, _float_rule(False, True), nout=2, work=_madds)
 define("linalg.solve", _solve, _float_rule(False), work=_madds)
-define("linalg.svd", _svd, _float_rule(False, True, False), nout=3, work=_madds)
-define("linalg.svdvals", torch.linalg.svdvals, _float_rule(True), work=_madds)
+define("linalg.svd", _raising_linalg_error(_svd), _float_rule(False, True, False), nout=3, work=_madds)
+define("linalg.svdvals", _raising_linalg_error(torch.linalg.svdvals), _float_rule(True), work=_madds)
 define("linalg.vector_norm", _vector_norm, _float_rule(True))
 define("linalg.matrix_norm", _matrix_norm, _float_rule(True), work=_madds)
 

@@ -22,8 +22,9 @@ and ``1 == 1.0 == True``, but one object has one value and type.
 NumPy mode (``_dtypes``' note) changes what a signature gives (``int / int``
 is float64 there), so it is part of the key: a call is in NumPy mode when
 its thread is (one thread-local read, ``_dtypes.numpy_mode.on``) or when an
-array operand was made in it (``Storage.npmode``); such a key ends with
-``True`` and its plan has ``npmode`` set, which marks the results.
+array operand was made in it (``Storage.npmode``, a class attribute:
+``NumpyStorage``'s is True); such a key ends with ``True``, and its plan has
+``npmode`` set, which makes the results' storages ``NumpyStorage``.
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ One exception: ``linalg.cholesky``, ``inv`` and ``solve`` wait for their own
 result so that ``LinAlgError`` is raised at the call, where NumPy programs
 catch it (``autopar.numpy.linalg``).
 
-Which NumPy names and parameters are not supported, and why, is
-``autopar.numpy._unsupported.UNSUPPORTED`` (also in docs/arrays.md).
+Which NumPy names and parameters are not supported, and why, is the table
+in ``autopar.numpy._unsupported`` (``NAMES``, ``PARAMETERS``,
+``FUNCTION_PARAMETERS``), shown in docs/arrays.md; a NumPy argument a
+function does not take raises ``TypeError`` naming it and the table's reason.
 """
 
 from __future__ import annotations

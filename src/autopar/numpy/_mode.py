@@ -21,11 +21,18 @@ a class that makes arrays from its arguments (``poly1d``, ``random.Generator``)
 is served as its ``_numpy_mode_variant()``, a subclass whose objects work in
 NumPy mode; other callable objects with callable attributes are served
 through :class:`ModeProxy`, which wraps the call and each such attribute.
+
+A NumPy argument the function does not take fails where Python binds the
+call (``got an unexpected keyword argument``); the wrapper turns that error
+-- and only that one, raised by the call itself, not from inside -- into one
+that names the argument and says why and what to do instead, from the table
+of unsupported parameters (``_unsupported``).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -35,8 +42,9 @@ from autopar.arrays._dtypes import DType, numpy_mode
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
 
 
-def in_numpy_mode(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` called with this thread in NumPy mode (module note)."""
+def in_numpy_mode(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    """``fn`` called with this thread in NumPy mode (module note); ``name``: NumPy's (``linalg.svd``)."""
+    qualname = str(name or getattr(fn, "__name__", "function"))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -46,6 +54,11 @@ def in_numpy_mode(fn: Callable[..., Any]) -> Callable[..., Any]:
         state["on"] = True
         try:
             return fn(*args, **kwargs)
+        except TypeError as e:
+            refused = _refused(qualname, e)
+            if refused is e:
+                raise
+            raise refused from None
         finally:
             del state["on"]
 
@@ -76,16 +89,34 @@ class ModeProxy:
         return repr(self._target)
 
 
-def serve(value: Any) -> Any:
+def serve(value: Any, name: str | None = None) -> Any:
     """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
     if isinstance(value, type) and hasattr(value, "_numpy_mode_variant"):  # poly1d, random.Generator
         return value._numpy_mode_variant()
     if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
         return value
     if isinstance(value, _FUNCTIONS):
-        return in_numpy_mode(value)
+        return in_numpy_mode(value, name)
     from autopar.arrays import _ufunc
 
     if isinstance(value, _ufunc.ufunc):  # still a ufunc (isinstance(np.add, np.ufunc)), in NumPy mode
         return _ufunc.numpy_mode_variant(value)
     return ModeProxy(value)
+
+
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+
+
+def _refused(name: str, error: TypeError) -> TypeError:
+    """The error for a NumPy argument ``name`` does not take (module note), or ``error`` itself."""
+    tb = error.__traceback__
+    found = _UNEXPECTED.search(str(error))
+    if found is None or tb is None or tb.tb_next is not None:
+        return error  # raised inside the function, not by binding the call: keep it
+    from autopar.numpy._unsupported import reason
+
+    parameter = found.group(1)
+    why = reason(name, parameter)
+    if why is None:  # not a parameter the table knows (a typo, or not NumPy's): Python's message says it
+        return error
+    return TypeError(f"{name}: NumPy's {parameter}= is not supported: {why}")

@@ -32,12 +32,14 @@ def lazy(
     public = sorted((set(names) & theirs) | set(extra) | set(local))
     served = set(public)
     qualname = module["__name__"]
+    prefix = qualname.removeprefix("autopar.numpy").lstrip(".")
+    prefix = prefix + "." if prefix else ""
 
     def __getattr__(name: str) -> Any:
         if name in local:
             value = local[name]()
         elif name in served:
-            value = serve(getattr(importlib.import_module(source), name))
+            value = serve(getattr(importlib.import_module(source), name), prefix + name)
         else:
             hint = ""
             if name in theirs:

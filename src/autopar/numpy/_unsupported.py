@@ -6,6 +6,9 @@ and checks that each one autopar.numpy lacks is listed here, that nothing
 listed here exists after all, and that docs/arrays.md shows the same table.
 A name is written as NumPy spells it below ``numpy`` (``linalg.eig``).
 
+Written against NumPy 2.4: a NumPy release with new names or parameters
+fails that test until they are served or listed here, which is the point.
+
 ``NAMES``: groups of names, one reason each. ``PARAMETERS``: parameters
 refused wherever NumPy has them, one reason each. ``FUNCTION_PARAMETERS``:
 the other refused parameters, by function.
@@ -127,3 +130,15 @@ def names() -> dict[str, str]:
 def reason(function: str, parameter: str) -> str | None:
     """Why ``function`` refuses NumPy's ``parameter``, or None if it is not listed."""
     return FUNCTION_PARAMETERS.get(function, {}).get(parameter) or PARAMETERS.get(parameter)
+
+
+def markdown() -> str:
+    """The tables as docs/arrays.md shows them (between its ``unsupported-numpy`` markers)."""
+    lines = ["| names | reason |", "|---|---|"]
+    lines += ["| " + ", ".join(f"`{n}`" for n in group) + f" | {why} |" for why, group in NAMES]
+    lines += ["", "Parameters refused wherever NumPy has them (where autopar's function lacks them):", "",
+              "| parameter | reason |", "|---|---|"]  # fmt: skip
+    lines += [f"| `{p}=` | {why} |" for p, why in PARAMETERS.items()]
+    lines += ["", "And by function:", "", "| parameter | reason |", "|---|---|"]
+    lines += [f"| `{f}({p}=)` | {why} |" for f, ps in FUNCTION_PARAMETERS.items() for p, why in ps.items()]
+    return "\n".join(lines)
