@@ -46,14 +46,15 @@ from autopar.arrays._table import TABLE, define
 
 def _edges(x: torch.Tensor, bins: int, range: Any) -> torch.Tensor:  # noqa: A002 - NumPy's name
     dt = x.dtype if x.is_floating_point() else torch.float64
+    def fill(v: float) -> torch.Tensor:  # made on the device: no copy from the host, no sync
+        return torch.full((), v, dtype=torch.float64, device=x.device)
+
     if range is not None:
-        lo = torch.tensor(float(range[0]), dtype=torch.float64)
-        hi = torch.tensor(float(range[1]), dtype=torch.float64)
+        lo, hi = fill(float(range[0])), fill(float(range[1]))
     elif x.numel() == 0:
-        lo, hi = torch.tensor(0.0, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64)
+        lo, hi = fill(0.0), fill(1.0)
     else:
         lo, hi = x.min().to(torch.float64), x.max().to(torch.float64)
-    lo, hi = lo.to(x.device), hi.to(x.device)
     same = lo == hi
     lo, hi = torch.where(same, lo - 0.5, lo).to(dt), torch.where(same, hi + 0.5, hi).to(dt)
     step = (hi - lo) / bins

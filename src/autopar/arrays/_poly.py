@@ -39,8 +39,8 @@ def _interp(x: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor, left: Any, righ
         other = slope * (x - x1) + f1  # NumPy: NaN one way (an infinite slope), try the other
         out = torch.where(torch.isnan(out), torch.where(torch.isnan(other) & (f0 == f1), f0, other), out)
         out = torch.where(x == xp[-1], fp[-1], out)
-    out = torch.where(x < xp[0], fp[0] if left is None else torch.tensor(left, dtype=fp.dtype), out)
-    out = torch.where(x > xp[-1], fp[-1] if right is None else torch.tensor(right, dtype=fp.dtype), out)
+    out = torch.where(x < xp[0], fp[0] if left is None else left, out)
+    out = torch.where(x > xp[-1], fp[-1] if right is None else right, out)
     return torch.where(torch.isnan(x), torch.nan, out) if not out.is_complex() else out
 
 
