@@ -153,3 +153,43 @@ def test_classes_served_by_autopar_numpy_work_in_numpy_mode() -> None:
     assert isinstance(rng, anp.random.Generator) and isinstance(rng, ap.random.Generator)
     assert isinstance(rng.spawn(1)[0], anp.random.Generator)
     assert anp.random.Generator(3).random(2).dtype == anp.float64
+
+
+@pytest.mark.parametrize("key", [(1, 2.5, np.arange(3)), slice(0, 5), slice(0, 1, 5j), ("0,2", [1, 2], [3, 4]),
+                                 (np.array([[1, 2]]), np.array([[3, 4]])), (np.array([1, 2]), 3)])  # fmt: skip
+def test_r_(key: Any) -> None:
+    _same(anp.r_[key], np.r_[key])
+
+
+def test_c_mgrid_ogrid_s_index_exp() -> None:
+    a, b = np.array([1, 2, 3]), np.array([4, 5, 6])
+    _same(anp.c_[a, b], np.c_[a, b])
+    _same(anp.c_[a[None], 0, 0, b[None]], np.c_[a[None], 0, 0, b[None]])
+    for key in ((slice(0, 3), slice(0, 2)), slice(0, 1, 3j), slice(0, 5, 2), (slice(-1, 1, 5j), slice(0, 3))):
+        _same(anp.mgrid[key], np.mgrid[key])
+    for got, want in zip(anp.ogrid[0:3, 0:2], np.ogrid[0:3, 0:2]):
+        _same(got, want)
+    assert anp.s_[1:3, ::2] == np.s_[1:3, ::2] and anp.index_exp[2] == np.index_exp[2]
+    import autopar as ap
+
+    assert ap.r_[0.5, 1.5].dtype == ap.float32 and anp.r_[0.5, 1.5].dtype == anp.float64  # each namespace's mode
+
+
+def test_functions_taking_functions() -> None:
+    _same(anp.fromfunction(lambda i, j: i + j, (2, 3)), np.fromfunction(lambda i, j: i + j, (2, 3)))
+    _same(anp.fromfunction(lambda i, j: i == j, (2, 2), dtype=int), np.fromfunction(lambda i, j: i == j, (2, 2), dtype=int))
+    _same(anp.fromiter(iter(range(5)), float), np.fromiter(iter(range(5)), float))
+    _same(anp.fromiter((x * x for x in range(9)), int, count=4), np.fromiter((x * x for x in range(9)), int, count=4))
+    m = np.arange(24.0).reshape(2, 3, 4)
+    for axis in (0, 1, 2):
+        _same(anp.apply_along_axis(lambda v: v.max() - v.min(), axis, m), np.apply_along_axis(lambda v: v.max() - v.min(), axis, m))
+        _same(anp.apply_along_axis(lambda v: v[::-1] * 2, axis, m), np.apply_along_axis(lambda v: v[::-1] * 2, axis, m))
+    _same(anp.apply_along_axis(lambda v: v[:, None] * v, 1, m[0]), np.apply_along_axis(lambda v: np.outer(v, v), 1, m[0]))
+    _same(anp.apply_over_axes(anp.sum, m, [0, 2]), np.apply_over_axes(np.sum, m, [0, 2]))
+    x = np.linspace(-2.5, 2.5, 6)
+    cases = [([x < 0, x >= 0], [-1, 1]), ([x < 0, x >= 0], [lambda v: -v, lambda v: v]),
+             ([x < -1, x > 1], [lambda v: v**2, 7.0, lambda v: v * 0 + 3])]  # fmt: skip
+    for conds, funcs in cases:
+        _same(anp.piecewise(x, conds, funcs), np.piecewise(x, conds, funcs))
+    ints = np.arange(5)
+    _same(anp.piecewise(ints, ints > 2, [lambda v: v * 1.5, 0]), np.piecewise(ints, ints > 2, [lambda v: v * 1.5, 0]))

@@ -90,7 +90,8 @@ __all__ += [
     'kaiser', 'poly', 'poly1d', 'polyadd', 'polyder', 'polydiv', 'polyint', 'polymul', 'polysub', 'roots',
     'block', 'choose', 'mask_indices', 'place', 'put_along_axis', 'putmask', 'resize', 'trim_zeros',
     'asarray_chkfinite', 'asfortranarray', 'bitwise_count', 'einsum_path', 'isfortran', 'packbits', 'real_if_close',
-    'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap',
+    'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap', 'apply_along_axis', 'apply_over_axes',
+    'fromfunction', 'fromiter', 'piecewise', 'c_', 'index_exp', 'mgrid', 'ogrid', 'r_', 's_',
 ]
 
 

@@ -17,9 +17,9 @@ any wrapper: the dispatcher reads the mark (``_plan``'s note).
 compares with NumPy's. A ufunc is served as a ufunc in NumPy mode
 (``_ufunc.numpy_mode_variant``: its call and its ``reduce``, ``accumulate``,
 ``outer``, ``at`` run in the mode, and ``isinstance(np.add, np.ufunc)`` holds);
-a class that makes arrays from its arguments (``poly1d``, ``random.Generator``)
-is served as its ``_numpy_mode_variant()``, a subclass whose objects work in
-NumPy mode; other callable objects with callable attributes are served
+a class or object that makes arrays from its arguments (``poly1d``,
+``random.Generator``, ``r_``, ``mgrid``) is served as its
+``_numpy_mode_variant()``, which works in NumPy mode; other callable objects with callable attributes are served
 through :class:`ModeProxy`, which wraps the call and each such attribute.
 
 A NumPy argument the function does not take fails where Python binds the
@@ -91,7 +91,7 @@ class ModeProxy:
 
 def serve(value: Any, name: str | None = None) -> Any:
     """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
-    if isinstance(value, type) and hasattr(value, "_numpy_mode_variant"):  # poly1d, random.Generator
+    if hasattr(value, "_numpy_mode_variant"):  # classes (poly1d, random.Generator) and index objects (r_, mgrid)
         return value._numpy_mode_variant()
     if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
         return value

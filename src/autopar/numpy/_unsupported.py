@@ -39,14 +39,12 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
         "asmatrix", "bmat", "char", "core", "ctypeslib", "emath", "exceptions", "f2py", "get_include", "info",
         "lib", "little_endian", "ma", "matrix", "polynomial", "rec", "recarray", "show_config", "show_runtime",
         "strings", "test", "testing", "typing")),
-    ("index objects and element iterators: build indices with arange, meshgrid or indices; iterate over "
-     "x.tolist() or x.numpy()", (
-        "broadcast", "c_", "flatiter", "index_exp", "mgrid", "ndenumerate", "ndindex", "nditer", "nested_iters",
-        "ogrid", "r_", "s_")),
-    ("they call a Python function per element or slice, which would serialise the engine: write the function "
-     "with array operations, or wrap a torch function with autopar.call", (
-        "apply_along_axis", "apply_over_axes", "frompyfunc", "fromfunction", "fromiter", "piecewise",
-        "vectorize")),
+    ("element iterators: build indices with arange, meshgrid, indices or mgrid; iterate over x.tolist() or "
+     "x.numpy()", (
+        "broadcast", "flatiter", "ndenumerate", "ndindex", "nditer", "nested_iters")),
+    ("they call a Python function per element, which would read every element and serialise the engine: write "
+     "the function with array operations, or wrap a torch function with autopar.call", (
+        "frompyfunc", "vectorize")),
     ("buffer sizes and error callbacks of NumPy's ufunc loops: autopar's kernels are torch's", (
         "getbufsize", "geterrcall", "setbufsize", "seterrcall")),
     ("NumPy's bit generators and legacy RandomState: autopar draws with torch's generators, so a seed gives "
