@@ -67,6 +67,18 @@ def weighted_choice_frequency(np: Any) -> Any:
     return np.mean(picks == 2)
 
 
+@statistical(answer=0.6, tol=0.05)  # 6 standard errors of a covariance from 5,000 draws
+def multivariate_normal_covariance(np: Any) -> Any:
+    rng = np.random.default_rng(5)
+    x = rng.multivariate_normal([1.0, -1.0], [[2.0, 0.6], [0.6, 1.0]], size=5_000)
+    return np.cov(x, rowvar=False)[0, 1]
+
+
+@statistical(answer=2.0, tol=0.1)  # 6 standard errors of a mean of 5,000 Gamma(2, 1) draws
+def gamma_mean(np: Any) -> Any:
+    return np.random.default_rng(6).gamma(2.0, 1.0, 5_000).mean()
+
+
 @pytest.mark.parametrize("name", sorted(STATISTICAL))
 def test_random_program_gives_the_known_answer(name: str) -> None:
     program, answer, tol = STATISTICAL[name]
