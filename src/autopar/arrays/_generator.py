@@ -198,9 +198,14 @@ def random_sample(size: Any = None, *, device: Any = None) -> Any:
     return dr.uniform_draw(_GLOBAL, "random.random_sample", 0.0, 1.0, size, None, device)
 
 
-def weighted_choice(a: Any, size: Any, replace: bool, p: Any, device: Any) -> Any:
-    """``random.choice(..., p=...)``: the legacy choice with weights."""
-    return dr.choice_draw(_GLOBAL, "random.choice", a, size, replace, p, 0, device)
+def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device: Any = None, ctx: Any = None) -> Any:
+    """Samples from ``a`` (an array, or ``range(a)`` for an int), with or without replacement, with weights ``p``."""
+    if p is None:
+        return dr.legacy.choice(a, size, replace, None, device=device, ctx=ctx)
+    from autopar.arrays._array import as_device
+
+    where = as_device(device, ctx, "random.choice") if device is not None or ctx is not None else None
+    return dr.choice_draw(_GLOBAL, "random.choice", a, size, replace, p, 0, where)
 
 
 class _Legacy(Generator):

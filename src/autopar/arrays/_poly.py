@@ -195,7 +195,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 
 def _coeffs(op: str, p: Any) -> Any:
-    if hasattr(p, "coeffs") and not hasattr(p, "_dtype"):  # a poly1d
+    if _is_poly1d(p):
         p = p.coeffs
     a = man._array_like(p)
     if a.ndim == 0:
@@ -212,10 +212,13 @@ def _padded(a: Any, n: int) -> Any:
 
 
 def _wrap(like: tuple[Any, ...], out: Any) -> Any:
-    from autopar.arrays._poly1d import poly1d
-
-    kind = next((type(p) for p in like if isinstance(p, poly1d)), None)
+    kind = next((type(p) for p in like if _is_poly1d(p)), None)  # a poly1d in: a poly1d (of its kind) out
     return out if kind is None else kind(out)
+
+
+def _is_poly1d(p: Any) -> bool:
+    """Told by its attributes: ``_poly1d`` imports this module, not the other way round."""
+    return hasattr(p, "coeffs") and hasattr(p, "deriv") and not hasattr(p, "_dtype")
 
 
 def polyadd(a1: Any, a2: Any) -> Any:

@@ -201,9 +201,7 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device
     from autopar.arrays._creation import arange, asarray
 
     if p is not None:
-        from autopar.arrays._generator import weighted_choice
-
-        return weighted_choice(a, size, replace, p, as_device(device, ctx, "random.choice") if device or ctx else None)
+        raise ValueError("random.choice: p= (weights) is autopar.random.choice's; this is the unweighted draw")
     if isinstance(a, int) and not isinstance(a, bool):
         arr = arange(a, device=as_device(device, ctx, "random.choice"))
     else:

@@ -6,7 +6,6 @@ program gives the same numbers on any engine, whatever ran in parallel.
 """
 
 from autopar.arrays._random import (
-    choice,
     normal,
     permutation,
     rand,
@@ -23,6 +22,7 @@ from autopar.arrays._generator import (
     beta,
     binomial,
     chisquare,
+    choice,
     default_rng,
     dirichlet,
     exponential,
