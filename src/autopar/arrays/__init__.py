@@ -21,6 +21,10 @@ Layout (each module one idea; see each module's design note):
 | ``_methods.py``     | the array's named methods; attaches them, the operators and the gradient methods to ``NDArray`` |
 | ``_numpy.py``, ``_numpy_shapes.py``, ``_padding.py`` | NumPy's names beyond the standard         |
 | ``_keywords.py``    | NumPy's ``out=``/``where=``/``dtype=``/``initial=``, as compositions of ops |
+| ``_ufunc.py``       | NumPy's ufunc objects: ``reduce``, ``accumulate``, ``outer``, ``at``       |
+| ``_histogram.py``, ``_signal.py``, ``_keys.py``, ``_insert.py``, ``_poly.py``, ``_poly1d.py``, ``_windows.py``, ``_arrange.py``, ``_numeric_misc.py``, ``_index_tricks.py``, ``_functional.py``, ``_linalg_numpy.py`` | NumPy's histograms, convolve/correlate, lexsort/ix_, insert, polynomials, windows, placing, misc helpers, ``r_``/``mgrid``, function-taking functions, ``linalg`` beyond the standard |
+| ``_numpy_methods.py`` | NumPy's array methods and attributes beyond ``_methods.py`` (attached with them) |
+| ``_draws.py``, ``_generator.py``, ``_distributions.py``, ``_distributions_api.py`` | random draws (one entry), ``default_rng``/``Generator``, NumPy's distributions |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |
