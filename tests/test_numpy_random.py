@@ -214,3 +214,30 @@ def test_multivariate_dirichlet_multinomial() -> None:
         rng.beta(0.0, 1.0)
     with pytest.raises(ValueError, match="random.geometric: p=1.5 must be within"):
         ap.random.geometric(1.5)
+
+
+def test_noncentral_hypergeometric_logseries_and_legacy_aliases() -> None:
+    rng = ap.random.default_rng(79)
+    n = 40_000
+    dfn, dfd, lam = 5.0, 20.0, 3.0
+    ncf_var = 2 * ((dfn + lam) ** 2 + (dfn + 2 * lam) * (dfd - 2)) / ((dfd - 2) ** 2 * (dfd - 4)) * (dfd / dfn) ** 2
+    p = 0.6
+    a = -1 / math.log(1 - p)
+    good, bad, taken = 7, 13, 5
+    total = good + bad
+    cases = [
+        ("noncentral_chisquare", rng.noncentral_chisquare(3.0, 2.0, n), 5.0, 14.0),
+        ("noncentral_f", rng.noncentral_f(dfn, dfd, lam, n), dfd * (dfn + lam) / (dfn * (dfd - 2)), ncf_var),
+        ("hypergeometric", rng.hypergeometric(good, bad, taken, n), taken * good / total,
+         taken * good / total * (bad / total) * (total - taken) / (total - 1)),
+        ("logseries", rng.logseries(p, n), a * p / (1 - p), -(p**2 + p * math.log(1 - p)) / ((1 - p) ** 2 * math.log(1 - p) ** 2)),
+    ]  # fmt: skip
+    for name, draws, mean, var in cases:
+        _moments(name, draws.numpy(), mean, var, kurtosis_bound=40.0)
+    h = rng.hypergeometric(good, bad, taken, 1000).numpy()
+    assert h.dtype == np.int64 and h.min() >= 0 and h.max() <= taken
+    assert rng.logseries(p, 100).numpy().min() >= 1
+    assert isinstance(rng.bytes(10), bytes) and len(rng.bytes(10)) == 10
+    legacy = ap.random.random_integers(3, size=2000).numpy()
+    assert legacy.min() == 1 and legacy.max() == 3
+    assert ap.random.ranf(3).shape == (3,) and ap.random.sample((2, 2)).shape == (2, 2)

@@ -247,3 +247,62 @@ def multinomial(src: dr.Source, op: str, n: Any, pvals: Any, size: Any, device: 
         which = reshape(arange(rows, device=p.device), (rows, 1)) + picks * 0
         UFUNCS["add"].at(counts, (which, picks), 1)
     return reshape(counts, outer + (k,))
+
+
+def noncentral_chisquare(src: dr.Source, op: str, df: Any, nonc: Any, size: Any, device: Any = None) -> Any:
+    """A Poisson mixture of chi-squares: ``chisquare(df + 2 K)``, ``K ~ Poisson(nonc / 2)``."""
+    _positive(op, df=df)
+    if dr._is_number(nonc) and nonc < 0:
+        raise ValueError(f"{op}: nonc={nonc!r} must be non-negative")
+    shape = _joint(op, size, device, df, nonc)
+    lam = dr._param(op, "nonc", nonc, device)
+    k = dr.poisson_draw(src, op, (lam / 2.0) if type(lam) is NDArray else lam / 2.0, shape, device)
+    half = k.astype(_dtypes.float64) + dr._param(op, "df", df, device) / 2.0
+    return standard_gamma(src, op, half, shape, device) * 2.0
+
+
+def noncentral_f(src: dr.Source, op: str, dfnum: Any, dfden: Any, nonc: Any, size: Any, device: Any = None) -> Any:
+    shape = _joint(op, size, device, dfnum, dfden, nonc)
+    p = _params(op, device, dfnum=dfnum, dfden=dfden)
+    num = noncentral_chisquare(src, op, dfnum, nonc, shape, device) / p["dfnum"]
+    return num / (chisquare(src, op, dfden, shape, device) / p["dfden"])
+
+
+def hypergeometric(src: dr.Source, op: str, ngood: Any, nbad: Any, nsample: Any, size: Any, device: Any = None) -> Any:
+    """Good items among ``nsample`` drawn without replacement: the first ``nsample`` of a random order."""
+    from autopar.arrays._reductions import sum as sum_
+    from autopar.arrays._searching import argsort
+
+    for name, v in (("ngood", ngood), ("nbad", nbad), ("nsample", nsample)):
+        if not dr._is_number(v) or isinstance(v, (float, np.floating)) or v < 0:
+            raise TypeError(f"{op}: {name}={v!r}; expected a non-negative int (arrays are not supported)")
+    total = int(ngood) + int(nbad)
+    if not 1 <= int(nsample) <= total:
+        raise ValueError(f"{op}: nsample={nsample} must be within [1, ngood + nbad = {total}]")
+    outer = dr._size(op, size) or ()
+    rows = math.prod(outer)
+    if rows * total > 50_000_000:
+        raise ValueError(f"{op}: {rows} draws from {total} items would sort {rows * total} keys; draw fewer at a time")
+    keys = _uniform(src, op, (rows, total), device)
+    first = argsort(keys, axis=-1)[:, : int(nsample)]
+    good = sum_(call("less", first, int(ngood)), axis=-1)
+    from autopar.arrays._manipulation import reshape
+
+    return reshape(good.astype(_dtypes.int64), outer)
+
+
+def logseries(src: dr.Source, op: str, p: Any, size: Any, device: Any = None) -> Any:
+    """Kemp's method (NumPy's): 1 when ``V >= p``, else from ``q = 1 - (1 - p)**U``."""
+    from autopar.arrays._searching import where
+
+    if dr._is_number(p) and not 0 <= p < 1:
+        raise ValueError(f"{op}: p={p!r} must be within [0, 1)")
+    shape = _joint(op, size, device, p)
+    prob = dr._param(op, "p", p, device)
+    r = call("log1p", -prob) if type(prob) is NDArray else math.log1p(-prob)
+    v = _uniform(src, op, shape, device)
+    q = -call("expm1", r * _uniform(src, op, shape, device))
+    tiny = float(np.finfo(np.dtype(v.dtype.name)).tiny)
+    deep = call("floor", 1 + call("log", call("maximum", v, tiny)) / call("log", call("maximum", q, tiny)))
+    out = where(call("less_equal", v, q * q), call("maximum", deep, 1), where(call("greater_equal", v, q), 1, 2))
+    return where(call("greater_equal", v, prob), 1, out).astype(_dtypes.int64)

@@ -90,3 +90,23 @@ class Distributions:
 
     def multinomial(self, n: Any, pvals: Any, size: Any = None, *, device: Any = None) -> Any:
         return ds.multinomial(self._src, self._op("multinomial"), n, pvals, size, device)
+
+    def noncentral_chisquare(self, df: Any, nonc: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.noncentral_chisquare(self._src, self._op("noncentral_chisquare"), df, nonc, size, device)
+
+    def noncentral_f(self, dfnum: Any, dfden: Any, nonc: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.noncentral_f(self._src, self._op("noncentral_f"), dfnum, dfden, nonc, size, device)
+
+    def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.hypergeometric(self._src, self._op("hypergeometric"), ngood, nbad, nsample, size, device)
+
+    def logseries(self, p: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.logseries(self._src, self._op("logseries"), p, size, device)
+
+    def bytes(self, length: int) -> bytes:
+        """``length`` random bytes (reads them: waits)."""
+        from autopar.arrays import _draws as dr
+        from autopar.arrays import _dtypes
+
+        draw = dr.integers_draw(self._src, self._op("bytes"), 0, 256, (int(length),), _dtypes.uint8, False)
+        return draw.tobytes()

@@ -68,8 +68,8 @@ def new_stream(seed: int) -> engine.Var:
 def _torch_generator(source: tuple[Any, ...], device: str) -> torch.Generator:
     if source[0] == "device":
         return legacy._local_generator(device)
-    var = _vars[source[1]]
     with _lock:
+        var = _vars[source[1]]  # alive: the engine holds it while this draw runs
         gens = _torch_gens[var]
         gen = gens.get(device)
         if gen is None:

@@ -225,3 +225,13 @@ standard_cauchy, laplace, logistic, gumbel = _LEGACY.standard_cauchy, _LEGACY.la
 weibull, pareto, rayleigh, power, triangular = _LEGACY.weibull, _LEGACY.pareto, _LEGACY.rayleigh, _LEGACY.power, _LEGACY.triangular
 wald, multivariate_normal, dirichlet, multinomial = _LEGACY.wald, _LEGACY.multivariate_normal, _LEGACY.dirichlet, _LEGACY.multinomial
 lognormal, standard_exponential = _LEGACY.lognormal, _LEGACY.standard_exponential
+noncentral_chisquare, noncentral_f = _LEGACY.noncentral_chisquare, _LEGACY.noncentral_f
+hypergeometric, logseries, bytes = _LEGACY.hypergeometric, _LEGACY.logseries, _LEGACY.bytes  # noqa: A001
+ranf = sample = random_sample  # NumPy's legacy aliases
+
+
+def random_integers(low: int, high: int | None = None, size: Any = None, *, device: Any = None) -> Any:
+    """Legacy: integers in ``[low, high]`` (``[1, low]`` with one bound); NumPy deprecates it for randint."""
+    if high is None:
+        low, high = 1, low
+    return dr.integers_draw(_GLOBAL, "random.random_integers", low, high, size, None, True, device)

@@ -51,10 +51,8 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
      "other numbers than NumPy's anyway; seed with random.seed(n), or use random.default_rng(seed)", (
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",
         "random.RandomState", "random.SFC64", "random.SeedSequence", "random.get_state", "random.set_state")),
-    (_LATER + " (random)", (
-        "random.bytes", "random.hypergeometric", "random.logseries", "random.noncentral_chisquare",
-        "random.noncentral_f", "random.random_integers", "random.ranf", "random.sample", "random.vonmises",
-        "random.zipf")),
+    ("rejection samplers, which loop until every draw is accepted (reading as they go): draw them with NumPy "
+     "and convert with asarray", ("random.vonmises", "random.zipf")),
 ]
 
 PARAMETERS: dict[str, str] = {
