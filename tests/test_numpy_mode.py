@@ -47,6 +47,7 @@ def test_results_keep_the_mode_and_autopar_functions_follow_it() -> None:
     assert (y / 2).dtype == numpy.float64 and ap.sqrt(y).dtype == numpy.float64
     z = ap.arange(6)  # made by autopar: deep learning's defaults
     assert (z / 2).dtype == ap.float32 and ap.sqrt(z).dtype == ap.float32
+    assert (z / x).dtype == (x / z).dtype == numpy.float64  # any operand made in NumPy mode
     assert np.sqrt(z).dtype == numpy.float64  # called through autopar.numpy
     assert (z / 2).dtype == ap.float32  # the plan of z / 2 did not leak from NumPy mode
 
@@ -76,10 +77,11 @@ def test_switches_set_default_dtype_set_np_and_the_env_var(monkeypatch: pytest.M
     assert ap.get_default_dtype() == ap.float32
     try:
         ap.set_default_dtype("float64")
-        assert ap.zeros(2).dtype == ap.float64 and (ap.arange(3) / 2).dtype == ap.float64
+        made = ap.arange(3)
+        assert ap.zeros(2).dtype == ap.float64 and (made / 2).dtype == ap.float64
         assert ap.get_default_dtype() == ap.float64
         npx.reset_np()
-        assert ap.zeros(2).dtype == ap.float32
+        assert ap.zeros(2).dtype == ap.float32 and (made / 2).dtype == ap.float64  # made in NumPy mode
         npx.set_np(dtype=True)
         assert ap.asarray([0.1]).dtype == ap.float64
         npx.set_np()
