@@ -394,3 +394,23 @@ def test_numpy_array_methods_and_attributes() -> None:
     assert z.tolist() == wz.tolist()
     with pytest.raises(IndexError, match="item: index 12 is out of bounds for size 12"):
         got.item(12)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.bool_, np.float64])
+def test_reduceat_and_at_match_numpy_for_every_dtype(name: str, dtype: Any) -> None:
+    a = (np.arange(8) % 3).astype(dtype)
+    for idx in ([0, 4, 1, 5], [0, 4, 4, 7], [3], list(range(8))):
+        _same(getattr(ap, name).reduceat(ap.asarray(a), idx), getattr(np, name).reduceat(a, idx))
+    m = np.arange(12.0).reshape(3, 4).astype(dtype)
+    _same(getattr(ap, name).reduceat(ap.asarray(m), [0, 2], axis=1), getattr(np, name).reduceat(m, [0, 2], axis=1))
+    want, got = np.zeros(4, dtype=dtype), ap.zeros(4, dtype=np.dtype(dtype).name)
+    getattr(np, name).at(want, [0, 0, 2], np.ones(3, dtype=dtype))
+    getattr(ap, name).at(got, [0, 0, 2], ap.asarray(np.ones(3, dtype=dtype)))
+    _same(got, want)
+
+
+def test_ndindex_and_ndenumerate() -> None:
+    assert list(ap.ndindex(2, 3)) == list(np.ndindex(2, 3)) and list(ap.ndindex((2,))) == list(np.ndindex((2,)))
+    m = np.array([[1.5, 2.0], [3.0, 4.0]])
+    assert [(i, float(v)) for i, v in ap.ndenumerate(ap.asarray(m))] == [(i, float(v)) for i, v in np.ndenumerate(m)]

@@ -95,7 +95,7 @@ __all__ += [
     'block', 'choose', 'mask_indices', 'place', 'put_along_axis', 'putmask', 'resize', 'trim_zeros',
     'asarray_chkfinite', 'asfortranarray', 'bitwise_count', 'einsum_path', 'isfortran', 'packbits', 'real_if_close',
     'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap', 'apply_along_axis', 'apply_over_axes',
-    'fromfunction', 'fromiter', 'piecewise', 'c_', 'index_exp', 'mgrid', 'ogrid', 'r_', 's_',
+    'fromfunction', 'fromiter', 'piecewise', 'c_', 'index_exp', 'mgrid', 'ogrid', 'r_', 's_', 'ndindex', 'ndenumerate',
 ]
 
 

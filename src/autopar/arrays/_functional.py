@@ -1,5 +1,5 @@
 """NumPy's functions that take a Python function: ``fromfunction``, ``apply_along_axis``,
-``apply_over_axes``, ``piecewise`` -- and ``fromiter``.
+``apply_over_axes``, ``piecewise`` -- and ``fromiter``, ``ndindex``, ``ndenumerate``.
 
 None of them calls the function per element: ``fromfunction`` calls it once
 with the index arrays (as NumPy does); ``apply_along_axis`` once per 1-D
@@ -105,3 +105,14 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
         value = func(x, *args, **kw) if callable(func) else func
         y = where(cond, value, y).astype(x.dtype)
     return y
+
+
+def ndindex(*shape: Any) -> Any:
+    """Every index of an array of ``shape``, in C order (no array involved)."""
+    dims = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
+    return itertools.product(*(range(int(n)) for n in dims))
+
+
+def ndenumerate(arr: Any) -> Any:
+    """``(index, value)`` for every element (reads the array once: waits)."""
+    return np.ndenumerate(man._array_like(arr).numpy())

@@ -26,7 +26,15 @@ from autopar.arrays._arrange import (  # noqa: F401
     resize,
     trim_zeros,
 )
-from autopar.arrays._functional import apply_along_axis, apply_over_axes, fromfunction, fromiter, piecewise  # noqa: F401
+from autopar.arrays._functional import (  # noqa: F401
+    apply_along_axis,
+    apply_over_axes,
+    fromfunction,
+    fromiter,
+    ndenumerate,
+    ndindex,
+    piecewise,
+)
 from autopar.arrays._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
 from autopar.arrays._insert import insert  # noqa: F401
 from autopar.arrays._keys import ix_, lexsort  # noqa: F401

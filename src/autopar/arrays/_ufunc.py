@@ -1,5 +1,5 @@
 """NumPy's ufunc objects: ``add``, ``maximum``, ``logical_or`` ... callable, with ``.reduce``,
-``.accumulate``, ``.outer`` and ``.at``.
+``.accumulate``, ``.reduceat``, ``.outer`` and ``.at``.
 
 Design note
 -----------
@@ -30,6 +30,10 @@ plus two entries of their own:
     (``index_add``, ``scatter_reduce`` with ``prod``/``amax``/``amin``); the
     dispatcher writes the result through ``a``'s view (``bind_into``), so
     the update is one engine op that writes ``a``.
+``reduceat``
+    each segment's first element, then ``at`` with the segment's other
+    elements: one gather and one scatter, whatever the segments (NumPy's rule
+    for indices that do not increase included).
 
 Each ufunc is an instance of its own subclass of :class:`ufunc` whose
 ``__call__`` is the elementwise function itself, so ``add(x, y)`` costs no
@@ -111,7 +115,10 @@ def _running_dtype(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any
 def _at(t: torch.Tensor, b: torch.Tensor, *idx: torch.Tensor, key: tuple[Any, ...], ufunc: str) -> torch.Tensor:
     from autopar.arrays._indexing import _torch_key
 
+    boolean = t.dtype is torch.bool  # or/and as sums/products of 0 and 1, as NumPy's bool add/multiply
     out = t.clone(memory_format=torch.contiguous_format)
+    if boolean:
+        out, b = out.to(torch.uint8), b.to(torch.uint8)
     positions = torch.arange(t.numel(), device=t.device).reshape(t.shape)
     k, numpy_shape, torch_shape = _torch_key(key, idx, positions)
     picked = positions[k]
@@ -128,12 +135,12 @@ def _at(t: torch.Tensor, b: torch.Tensor, *idx: torch.Tensor, key: tuple[Any, ..
         flat.index_add_(0, where, values)
     else:
         flat.scatter_reduce_(0, where, values, reduce=_AT[ufunc], include_self=True)
-    return out
+    return out != 0 if boolean else out
 
 
 def _at_dtype(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:
     a, b = dtypes[0], dtypes[1]
-    _dtypes.check_category(op, a, "numeric" if s["ufunc"] in ("add", "multiply") else "real numeric")
+    _dtypes.check_category(op, a, "any" if s["ufunc"] in ("add", "multiply") else "real")
     r = _dtypes.result_type(a, b)
     return (r,), (r, r) + (None,) * (len(dtypes) - 2)
 
@@ -238,6 +245,41 @@ class ufunc:  # noqa: N801 - NumPy's name
             r = bind(TABLE["ufunc.accumulate"], (a,), {"ufunc": self._base, "axis": ax})
         return _store(r, out, name)
 
+    def reduceat(self, array: Any, /, indices: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        """Reductions over ``array[indices[i]:indices[i + 1]]`` along ``axis`` (``array[indices[i]]`` where the
+        next index is not larger; the last runs to the end), NumPy's rule. The segments are laid out on the host
+        from ``indices`` (an autopar array of them is read: waits); the data is not read."""
+        import numpy as np
+
+        from autopar.arrays._creation import asarray
+        from autopar.arrays._indexing import take
+
+        name = self.__name__ + ".reduceat"
+        if self._base not in _AT or self._base == "subtract":
+            raise self._refuse("reduceat", ("add", "multiply", "maximum", "minimum"), "")
+        a = man._array_like(array)
+        if dtype is not None:
+            a = a.astype(_dtypes.as_dtype(dtype, name))
+        elif self._base in ("add", "multiply") and a.dtype.kind in "biu":  # sums of small ints: NumPy's 64 bits
+            a = a.astype(_dtypes.uint64 if a.dtype.kind == "u" else _dtypes.int64)
+        ax = man.normalize_axis(name, axis, a.ndim)
+        n = a.shape[ax]
+        idx = np.asarray(indices.numpy() if hasattr(indices, "numpy") else indices).astype(np.int64).ravel()
+        if idx.size == 0 or ((idx < 0) | (idx >= n)).any():
+            raise IndexError(f"{name}: indices must be within [0, {n}) and not empty; got {idx.tolist()}")
+        stops = np.append(idx[1:], n)
+        seg, pos = [], []
+        for i, (start, stop) in enumerate(zip(idx, stops)):
+            rest = np.arange(start + 1, stop) if stop > start else np.arange(0)
+            seg.append(np.full(rest.size, i))
+            pos.append(rest)
+        result = take(a, asarray(idx, device=a.device), axis=ax)  # each segment's first element
+        positions = np.concatenate(pos)
+        if positions.size:
+            key = (slice(None),) * ax + (np.concatenate(seg),)
+            self.at(result, key, take(a, asarray(positions, device=a.device), axis=ax))
+        return _store(result, out, name)
+
     def outer(self, A: Any, B: Any, /, **kwargs: Any) -> Any:  # noqa: N803 - NumPy's names
         """``r[i..., j...] = ufunc(A[i...], B[j...])``: every pair of elements."""
         if self.nin != 2:
@@ -326,6 +368,9 @@ class _NumpyModeUfunc(ufunc):
 
     def at(self, *args: Any, **kwargs: Any) -> Any:
         return _dtypes.in_mode(True, ufunc.at, self, *args, **kwargs)
+
+    def reduceat(self, *args: Any, **kwargs: Any) -> Any:
+        return _dtypes.in_mode(True, ufunc.reduceat, self, *args, **kwargs)
 
     def __reduce__(self) -> Any:
         return (_numpy_by_name, (self.__name__,))

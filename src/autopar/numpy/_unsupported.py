@@ -41,7 +41,7 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
         "strings", "test", "testing", "typing")),
     ("element iterators: build indices with arange, meshgrid, indices or mgrid; iterate over x.tolist() or "
      "x.numpy()", (
-        "broadcast", "flatiter", "ndenumerate", "ndindex", "nditer", "nested_iters")),
+        "broadcast", "flatiter", "nditer", "nested_iters")),
     ("they call a Python function per element, which would read every element and serialise the engine: write "
      "the function with array operations, or wrap a torch function with autopar.call", (
         "frompyfunc", "vectorize")),
