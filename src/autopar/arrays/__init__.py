@@ -21,6 +21,10 @@ Layout (each module one idea; see each module's design note):
 | ``_methods.py``     | the array's named methods; attaches them, the operators and the gradient methods to ``NDArray`` |
 | ``_numpy.py``, ``_numpy_shapes.py``, ``_padding.py`` | NumPy's names beyond the standard         |
 | ``_keywords.py``    | NumPy's ``out=``/``where=``/``dtype=``/``initial=``, as compositions of ops |
+| ``_ufunc.py``       | NumPy's ufunc objects: ``reduce``, ``accumulate``, ``outer``, ``at``       |
+| ``_histogram.py``, ``_signal.py``, ``_keys.py``, ``_insert.py``, ``_poly.py``, ``_poly1d.py``, ``_windows.py``, ``_arrange.py``, ``_numeric_misc.py``, ``_index_tricks.py``, ``_functional.py``, ``_linalg_numpy.py`` | NumPy's histograms, convolve/correlate, lexsort/ix_, insert, polynomials, windows, placing, misc helpers, ``r_``/``mgrid``, function-taking functions, ``linalg`` beyond the standard |
+| ``_numpy_methods.py`` | NumPy's array methods and attributes beyond ``_methods.py`` (attached with them) |
+| ``_draws.py``, ``_generator.py``, ``_distributions.py``, ``_distributions_api.py`` | random draws (one entry), ``default_rng``/``Generator``, NumPy's distributions |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |
@@ -80,6 +84,18 @@ __all__ = [
     'triu_indices_from', 'true_divide', 'trunc', 'uint', 'uint16', 'uint32', 'uint64', 'uint8', 'union1d',
     'unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unravel_index', 'unstack',
     'var', 'vdot', 'vecdot', 'vecmat', 'vsplit', 'vstack', 'where', 'zeros', 'zeros_like'
+]
+
+
+# NumPy names for NumPy programs: ufunc objects, histograms, signals, sorting by keys, index grids
+__all__ += [
+    'ufunc', 'histogram', 'histogram2d', 'histogramdd', 'histogram_bin_edges', 'convolve', 'correlate', 'lexsort', 'ix_',
+    'gradient', 'interp', 'polyfit', 'polyval', 'vander', 'insert', 'bartlett', 'blackman', 'hamming', 'hanning',
+    'kaiser', 'poly', 'poly1d', 'polyadd', 'polyder', 'polydiv', 'polyint', 'polymul', 'polysub', 'roots',
+    'block', 'choose', 'mask_indices', 'place', 'put_along_axis', 'putmask', 'resize', 'trim_zeros',
+    'asarray_chkfinite', 'asfortranarray', 'bitwise_count', 'einsum_path', 'isfortran', 'packbits', 'real_if_close',
+    'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap', 'apply_along_axis', 'apply_over_axes',
+    'fromfunction', 'fromiter', 'piecewise', 'c_', 'index_exp', 'mgrid', 'ogrid', 'r_', 's_', 'ndindex', 'ndenumerate',
 ]
 
 

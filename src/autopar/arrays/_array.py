@@ -145,7 +145,19 @@ class NDArray(_Attached):
 
     asnumpy = numpy
 
-    def item(self) -> Any:
+    def item(self, *args: Any) -> Any:
+        """The element as a Python number (reads: waits): ``x.item()`` of a size-1 array, ``x.item(i)``
+        the i-th of the flattened array, ``x.item(i, j)`` at that index (NumPy's)."""
+        if args:
+            if len(args) == 1 and isinstance(args[0], tuple):
+                args = args[0]
+            flat = len(args) == 1 and self.ndim != 1
+            if flat:
+                n = self.size
+                if not -n <= args[0] < n:
+                    raise IndexError(f"item: index {args[0]} is out of bounds for size {n}")
+                return self.reshape(-1)[args[0]].item()
+            return self[args].item()
         if self.size != 1:
             raise ValueError(f"item: only an array of size 1 has one item; this one has shape {self.shape}")
         return self._ready_tensor().item()

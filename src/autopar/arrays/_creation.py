@@ -282,14 +282,14 @@ def identity(n: int, dtype: Any = None, *, device: Any = None, ctx: Any = None) 
     return eye(n, dtype=dtype, device=device, ctx=ctx)
 
 
-def tril(x: Any, /, *, k: int = 0) -> NDArray:
+def tril(x: Any, /, k: int = 0) -> NDArray:  # k positional too: NumPy's tril(m, k)
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"tril: the array has shape {x.shape}; it needs at least 2 dimensions")
     return bind(TABLE["tril"], (x,), {"k": int(k)})
 
 
-def triu(x: Any, /, *, k: int = 0) -> NDArray:
+def triu(x: Any, /, k: int = 0) -> NDArray:  # k positional too: NumPy's triu(m, k)
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"triu: the array has shape {x.shape}; it needs at least 2 dimensions")

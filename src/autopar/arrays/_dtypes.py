@@ -147,6 +147,23 @@ class _NumpyMode(threading.local):
 numpy_mode = _NumpyMode()
 
 
+def in_mode(on: bool, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with this thread in NumPy mode (``on``) or not, restored after: for objects
+    that keep the mode they were made in (a ``Generator`` of ``autopar.numpy.random``, ``autopar.numpy``'s ufuncs)."""
+    state = numpy_mode.__dict__  # this thread's own setting, if any (else the process-wide default)
+    if state.get("on", _NumpyMode.on) == on:
+        return fn(*args, **kwargs)
+    had, before = "on" in state, state.get("on")
+    state["on"] = on
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if had:
+            state["on"] = before
+        else:
+            del state["on"]
+
+
 def _read_default() -> None:
     from autopar import _config
 

@@ -160,3 +160,28 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
     return _freq("rfftfreq", n, d, dtype, device)
+
+
+def _transform_2(name: str) -> Any:
+    """NumPy's 2-D transforms: the n-D one over ``axes`` (the last two by default)."""
+    many = _transform_n(name[:-1] + "n")
+
+    def fn(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None, out: Any = None) -> Any:
+        x = _array_like(a)
+        if x.ndim < 2 and axes == (-2, -1):
+            raise ValueError(f"fft.{name}: the array has shape {x.shape}; a 2-D transform needs at least 2 dimensions")
+        result = many(x, s=s, axes=axes, norm="backward" if norm is None else norm)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"NumPy's ``fft.{name}``: ``{name[:-1]}n`` over ``axes`` (default: the last two)."
+    return fn
+
+
+fft2 = _transform_2("fft2")
+ifft2 = _transform_2("ifft2")
+rfft2 = _transform_2("rfft2")
+irfft2 = _transform_2("irfft2")

@@ -330,7 +330,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     return out
 
 
-def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
+def roll(x: Any, /, shift: Any, axis: Any = None) -> Any:  # axis positional too: NumPy's roll(a, shift, axis)
     x = _array_like(x)
     if axis is None:
         if not isinstance(shift, int):

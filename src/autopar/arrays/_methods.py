@@ -31,6 +31,7 @@ from autopar.arrays import _reductions as _red
 from autopar.arrays import _searching as _search
 from autopar.arrays._array import NDArray
 from autopar.arrays._grad_methods import GradMethods
+from autopar.arrays._numpy_methods import NumpyMethods
 from autopar.arrays._operators import Operators
 
 
@@ -375,4 +376,4 @@ def attach(cls: type, *mixins: type) -> None:
             setattr(cls, name, value)
 
 
-attach(NDArray, Operators, GradMethods, Methods)
+attach(NDArray, Operators, GradMethods, Methods, NumpyMethods)

@@ -45,7 +45,33 @@ define("quantile", lambda t, q, axis, keepdims, method: torch.quantile(t, _q_ten
 define("nan_to_num", lambda t, nan, posinf, neginf: torch.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf), same())
 
 
-define("cov", lambda t, ddof: torch.cov(t, correction=ddof), floating("numeric"))
+def _cov(t: torch.Tensor, *w: torch.Tensor, ddof: int, fweights: bool) -> torch.Tensor:
+    fw = w[0] if fweights else None
+    aw = w[-1] if len(w) > int(fweights) else None
+    return torch.cov(t, correction=ddof, fweights=fw, aweights=aw)
+
+
+def _cov_dtype(op: str, dtypes: tuple[Any, ...], s: dict[str, Any]) -> Any:
+    """``m`` made floating; ``fweights`` integers (as NumPy requires), ``aweights`` in ``m``'s dtype."""
+    _dtypes.check_category(op, dtypes[0], "numeric")
+    f = _dtypes.to_float(dtypes[0])
+    casts: list[Any] = [f]
+    for i, d in enumerate(dtypes[1:]):
+        if i == 0 and s["fweights"]:
+            _dtypes.check_category(op, d, "integer", "fweights")
+            casts.append(_dtypes.int64)
+        else:
+            _dtypes.check_category(op, d, "real numeric", "aweights")
+            casts.append(_dtypes.REAL_OF.get(f, f))
+    return (f,), tuple(casts)
+
+
+def _cov_shape(op: str, shapes: tuple[Any, ...], s: dict[str, Any]) -> Any:
+    rows = 1 if len(shapes[0]) < 2 else shapes[0][0]
+    return (() if rows == 1 else (rows, rows),)  # torch's meta cov checks the weights' values: by hand
+
+
+define("cov", _cov, _cov_dtype, shape=_cov_shape)
 
 
 define("corrcoef", lambda t: torch.corrcoef(t), floating("numeric"))
@@ -287,16 +313,42 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, 
     return bind(TABLE["nan_to_num"], (man._array_like(x),), {"nan": nan, "posinf": posinf, "neginf": neginf})
 
 
-def cov(m: Any, rowvar: bool = True, bias: bool = False, ddof: Any = None) -> Any:
+def _variables(op: str, m: Any, y: Any, rowvar: bool, dtype: Any) -> Any:
+    """NumPy's layout for ``cov``/``corrcoef``: one variable per row (``rowvar``), ``y``'s rows appended."""
     m = man._array_like(m)
-    if not rowvar:
+    if m.ndim > 2:
+        raise ValueError(f"{op}: m has shape {m.shape}; it must be 1-D or 2-D")
+    if not rowvar and m.ndim == 2:
         m = man.transpose(m)
-    return bind(TABLE["cov"], (m,), {"ddof": int(ddof if ddof is not None else (0 if bias else 1))})
+    if y is not None:
+        y = man._array_like(y)
+        if y.ndim > 2:
+            raise ValueError(f"{op}: y has shape {y.shape}; it must be 1-D or 2-D")
+        if not rowvar and y.ndim == 2:
+            y = man.transpose(y)
+        m = man.concat([man.reshape(m, (-1, m.shape[-1])), man.reshape(y, (-1, y.shape[-1]))], axis=0)
+    if dtype is not None:
+        m = m.astype(dtype)
+    return m
 
 
-def corrcoef(x: Any, rowvar: bool = True) -> Any:
-    x = man._array_like(x)
-    return bind(TABLE["corrcoef"], (x if rowvar else man.transpose(x),))
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None, fweights: Any = None,
+        aweights: Any = None, *, dtype: Any = None) -> Any:  # fmt: skip
+    """NumPy's covariance matrix (a 0-d array for one variable)."""
+    m = _variables("cov", m, y, rowvar, dtype)
+    if ddof is not None and (isinstance(ddof, bool) or int(ddof) != ddof):
+        raise ValueError(f"cov: ddof={ddof!r} must be an integer")
+    weights = [man._array_like(w) for w in (fweights, aweights) if w is not None]
+    for name, w in zip([n for n, w in (("fweights", fweights), ("aweights", aweights)) if w is not None], weights):
+        if w.ndim != 1 or w.shape[0] != m.shape[-1]:
+            raise ValueError(f"cov: {name} of shape {w.shape} must be 1-D with one weight per observation ({m.shape[-1]})")
+    static = {"ddof": int(ddof if ddof is not None else (0 if bias else 1)), "fweights": fweights is not None}
+    return bind(TABLE["cov"], (m, *weights), static)
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """NumPy's Pearson correlation coefficients (clipped to [-1, 1])."""
+    return bind(TABLE["corrcoef"], (_variables("corrcoef", x, y, rowvar, dtype),))
 
 
 def angle(z: Any, deg: bool = False) -> Any:

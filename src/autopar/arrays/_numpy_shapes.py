@@ -17,6 +17,7 @@ import torch
 from autopar.arrays import _creation as cr
 from autopar.arrays import _dtypes
 from autopar.arrays import _manipulation as man
+from autopar.arrays._array import NDArray
 from autopar.arrays._dispatch import bind
 from autopar.arrays._elementwise import call
 from autopar.arrays._searching import where as _where
@@ -246,9 +247,19 @@ def compress(condition: Any, a: Any, axis: Any = None) -> Any:
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Any:
+    """NumPy's ``digitize``; decreasing ``bins`` given as host data are searched reversed, as NumPy
+    does (an autopar array of bins is taken to increase: checking would read it)."""
     from autopar.arrays._searching import searchsorted
 
-    return searchsorted(bins, x, side="left" if right else "right")
+    side = "left" if right else "right"
+    if type(bins) is not NDArray:
+        edges = np.asarray(bins)
+        steps = np.diff(edges)
+        if edges.ndim != 1 or not ((steps >= 0).all() or (steps <= 0).all()):
+            raise ValueError(f"digitize: bins must be 1-D and monotonically increasing or decreasing; got {bins!r}")
+        if edges.size > 1 and (steps <= 0).all() and (steps < 0).any():
+            return len(edges) - searchsorted(edges[::-1].copy(), x, side=side)
+    return searchsorted(bins, x, side=side)
 
 
 def unravel_index(indices_: Any, shape_: Any) -> tuple[Any, ...]:

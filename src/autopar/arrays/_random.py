@@ -201,7 +201,7 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device
     from autopar.arrays._creation import arange, asarray
 
     if p is not None:
-        raise ValueError("random.choice: p= (weights) is not supported")
+        raise ValueError("random.choice: p= (weights) is autopar.random.choice's; this is the unweighted draw")
     if isinstance(a, int) and not isinstance(a, bool):
         arr = arange(a, device=as_device(device, ctx, "random.choice"))
     else:

@@ -14,8 +14,12 @@ any wrapper: the dispatcher reads the mark (``_plan``'s note).
 
 ``functools.wraps`` keeps each function's name, docstring and signature
 (``inspect.signature`` follows ``__wrapped__``), which the namespace test
-compares with NumPy's. Objects that are not plain functions but have callable
-attributes (a ufunc's ``reduce``, ``accumulate``, ``outer``, ``at``) are served
+compares with NumPy's. A ufunc is served as a ufunc in NumPy mode
+(``_ufunc.numpy_mode_variant``: its call and its ``reduce``, ``accumulate``,
+``outer``, ``at`` run in the mode, and ``isinstance(np.add, np.ufunc)`` holds);
+a class or object that makes arrays from its arguments (``poly1d``,
+``random.Generator``, ``r_``, ``mgrid``) is served as its
+``_numpy_mode_variant()``, which works in NumPy mode; other callable objects with callable attributes are served
 through :class:`ModeProxy`, which wraps the call and each such attribute.
 
 A NumPy argument the function does not take fails where Python binds the
@@ -87,10 +91,16 @@ class ModeProxy:
 
 def serve(value: Any, name: str | None = None) -> Any:
     """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
+    if hasattr(value, "_numpy_mode_variant"):  # classes (poly1d, random.Generator) and index objects (r_, mgrid)
+        return value._numpy_mode_variant()
     if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
         return value
     if isinstance(value, _FUNCTIONS):
         return in_numpy_mode(value, name)
+    from autopar.arrays import _ufunc
+
+    if isinstance(value, _ufunc.ufunc):  # still a ufunc (isinstance(np.add, np.ufunc)), in NumPy mode
+        return _ufunc.numpy_mode_variant(value)
     return ModeProxy(value)
 
 

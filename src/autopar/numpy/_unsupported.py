@@ -39,43 +39,20 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
         "asmatrix", "bmat", "char", "core", "ctypeslib", "emath", "exceptions", "f2py", "get_include", "info",
         "lib", "little_endian", "ma", "matrix", "polynomial", "rec", "recarray", "show_config", "show_runtime",
         "strings", "test", "testing", "typing")),
-    ("index objects and element iterators: build indices with arange, meshgrid or indices; iterate over "
-     "x.tolist() or x.numpy()", (
-        "broadcast", "c_", "flatiter", "index_exp", "mgrid", "ndenumerate", "ndindex", "nditer", "nested_iters",
-        "ogrid", "r_", "s_")),
-    ("they call a Python function per element or slice, which would serialise the engine: write the function "
-     "with array operations, or wrap a torch function with autopar.call", (
-        "apply_along_axis", "apply_over_axes", "frompyfunc", "fromfunction", "fromiter", "piecewise", "ufunc",
-        "vectorize")),
+    ("element iterators: build indices with arange, meshgrid, indices or mgrid; iterate over x.tolist() or "
+     "x.numpy()", (
+        "broadcast", "flatiter", "nditer", "nested_iters")),
+    ("they call a Python function per element, which would read every element and serialise the engine: write "
+     "the function with array operations, or wrap a torch function with autopar.call", (
+        "frompyfunc", "vectorize")),
     ("buffer sizes and error callbacks of NumPy's ufunc loops: autopar's kernels are torch's", (
         "getbufsize", "geterrcall", "setbufsize", "seterrcall")),
-    ("in-place writes through masks and index lists: assign with x[mask] = v or x[idx] = v", (
-        "place", "put_along_axis", "putmask")),
-    (_LATER + ": polynomials, window functions and bit packing", (
-        "bartlett", "blackman", "hamming", "hanning", "kaiser", "packbits", "poly", "poly1d", "polyadd",
-        "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub", "polyval", "roots", "unpackbits")),
-    (_LATER, (
-        "asarray_chkfinite", "asfortranarray", "bitwise_count", "block", "choose", "convolve", "correlate",
-        "einsum_path", "gradient", "histogram", "histogram2d", "histogram_bin_edges", "histogramdd", "insert",
-        "interp", "isfortran", "ix_", "lexsort", "mask_indices", "real_if_close", "require", "resize",
-        "sort_complex", "spacing", "trim_zeros", "unwrap", "vander")),
-    (_LATER + " (linalg)", ("linalg.cond", "linalg.eig", "linalg.eigvals", "linalg.lstsq", "linalg.multi_dot",
-                            "linalg.tensorinv", "linalg.tensorsolve")),
-    (_LATER + " (fft)", ("fft.fft2", "fft.ifft2", "fft.irfft2", "fft.rfft2")),
     ("NumPy's bit generators and legacy RandomState: autopar draws with torch's generators, so a seed gives "
-     "other numbers than NumPy's anyway; seed with random.seed", (
+     "other numbers than NumPy's anyway; seed with random.seed(n), or use random.default_rng(seed)", (
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",
         "random.RandomState", "random.SFC64", "random.SeedSequence", "random.get_state", "random.set_state")),
-    (_LATER + " (random)", (
-        "random.Generator", "random.beta", "random.binomial", "random.bytes", "random.chisquare",
-        "random.default_rng", "random.dirichlet", "random.exponential", "random.f", "random.gamma",
-        "random.geometric", "random.gumbel", "random.hypergeometric", "random.laplace", "random.logistic",
-        "random.lognormal", "random.logseries", "random.multinomial", "random.multivariate_normal",
-        "random.negative_binomial", "random.noncentral_chisquare", "random.noncentral_f", "random.pareto",
-        "random.poisson", "random.power", "random.random_integers", "random.random_sample", "random.ranf",
-        "random.rayleigh", "random.sample", "random.standard_cauchy", "random.standard_exponential",
-        "random.standard_gamma", "random.standard_normal", "random.standard_t", "random.triangular",
-        "random.vonmises", "random.wald", "random.weibull", "random.zipf")),
+    ("rejection samplers, which loop until every draw is accepted (reading as they go): draw them with NumPy "
+     "and convert with asarray", ("random.vonmises", "random.zipf")),
 ]
 
 PARAMETERS: dict[str, str] = {
@@ -103,8 +80,6 @@ FUNCTION_PARAMETERS: dict[str, dict[str, str]] = {
     "argpartition": {"kind": "the partition is torch's sort", "order": "no structured arrays"},
     "partition": {"kind": "the partition is torch's sort", "order": "no structured arrays"},
     "isin": {"kind": "the algorithm is torch's"},
-    "cov": {"y": "stack the variables: cov(vstack([x, y]))", "fweights": _LATER, "aweights": _LATER},
-    "corrcoef": {"y": "stack the variables: corrcoef(vstack([x, y]))"},
     "where": {"x": "positional only: where(condition, x, y)", "y": "positional only: where(condition, x, y)"},
     "clip": {"a_min": "positional, or min=", "a_max": "positional, or max="},
     "eye": {"M": "positional: eye(N, M)"},
