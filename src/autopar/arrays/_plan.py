@@ -68,11 +68,7 @@ class Plan:
         self.npmode = npmode
         self.storage = NumpyStorage if npmode else Storage  # the results' storages: marked in NumPy mode
         if npmode and not _dtypes.numpy_mode.on:  # an array made in NumPy mode: its rules, for this plan
-            _dtypes.numpy_mode.on = True
-            try:
-                self._plan(entry, args, static, like)
-            finally:
-                del _dtypes.numpy_mode.on
+            _dtypes.in_mode(True, self._plan, entry, args, static, like)
         else:
             self._plan(entry, args, static, like)
 
