@@ -224,6 +224,13 @@ CASES["nanquantile"] = Case(one(shapes=MATRICES), lambda a: ap.nanquantile(a, 0.
 CASES["cov"] = Case(fixed((3, 5)), ap.cov, torch.cov)
 CASES["corrcoef"] = Case(fixed((3, 5)), ap.corrcoef, torch.corrcoef)
 CASES["trapezoid"] = Case(one(shapes=MATRICES), lambda a: ap.trapezoid(a, dx=0.5), lambda a: torch.trapezoid(a, dx=0.5))
+CASES["ufunc.accumulate"] = Case(fixed((3, 5)), lambda a: ap.maximum.accumulate(a, axis=1),
+                                 lambda a: torch.cummax(a, 1).values)  # fmt: skip
+CASES["correlate"] = Case(fixed((7,), (3,)), lambda a, v: ap.convolve(a, v, "same"),
+                          lambda a, v: TF.conv1d(a[None, None], v.flip(0)[None, None], padding=2)[0, 0, 1:8])  # fmt: skip
+CASES["trapezoid_x"] = Case(fixed((2, 3), (3,)), lambda y, x: ap.trapezoid(y, x), lambda y, x: torch.trapezoid(y, x))
+CASES["pad_index"] = Case(fixed((2, 3)), lambda a: ap.pad(a, ((1, 2), (2, 1)), mode="reflect"),
+                          lambda a: a[[1, 0, 1, 0, 1]][:, [2, 1, 0, 1, 2, 1]])  # fmt: skip
 
 # -- fft ------------------------------------------------------------------------------------------------------
 

@@ -116,6 +116,8 @@ def test_train_with_missing_data_folder_fails_with_one_line(tmp_path) -> None:  
 @pytest.mark.parametrize("env, message", [
     ({"AUTOPAR_ENGINE": "foo"}, "AUTOPAR_ENGINE='foo': expected one of threaded, naive"),
     ({"AUTOPAR_CPU_DEVICES": "abc"}, "AUTOPAR_CPU_DEVICES='abc': expected a whole number >= 1"),
+    ({"AUTOPAR_DEFAULT_DTYPE": "half"}, "AUTOPAR_DEFAULT_DTYPE='half': expected float32 (deep learning's default) "
+                                        "or float64 (NumPy's)"),
 ])
 def test_bad_settings_are_one_line_at_the_start(env: dict[str, str], message: str) -> None:
     proc = autopar("demo", **env)

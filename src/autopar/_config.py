@@ -7,9 +7,11 @@
 | ``AUTOPAR_MAX_PENDING``| ``10000``     | bound on pushed-but-unfinished ops; ``push`` blocks past it  |
 | ``AUTOPAR_EXIT_TIMEOUT``| ``30``       | seconds pending work may take at exit before it is cancelled |
 | ``AUTOPAR_DATA``       | ``~/.cache/autopar/data`` | where datasets are looked for and downloaded to    |
+| ``AUTOPAR_DEFAULT_DTYPE``| ``float32`` | ``autopar``'s default float: ``float32`` or ``float64`` (NumPy's dtype rules; ``autopar.numpy`` always has them) |
 
 Each is read once, when first needed; code overrides them with
-``engine.set_engine``, ``set_cpu_devices`` and ``engine.set_max_pending``.
+``engine.set_engine``, ``set_cpu_devices``, ``engine.set_max_pending`` and
+``set_default_dtype``.
 A malformed value raises ``ValueError`` naming the variable and what it takes.
 """
 
@@ -61,6 +63,14 @@ def exit_timeout() -> float:
     if value < 0:
         raise ValueError(f"AUTOPAR_EXIT_TIMEOUT={raw!r}: expected seconds >= 0")
     return value
+
+
+def default_dtype() -> str:
+    raw = os.environ.get("AUTOPAR_DEFAULT_DTYPE", "").strip().lower() or "float32"
+    if raw not in ("float32", "float64"):
+        raise ValueError(f"AUTOPAR_DEFAULT_DTYPE={raw!r}: expected float32 (deep learning's default) "
+                         "or float64 (NumPy's)")
+    return raw
 
 
 def data_root() -> str:

@@ -10,7 +10,7 @@ Layout (each module one idea; see each module's design note):
 | ``_plan.py``        | step 2, cached: result dtypes/shapes, kernel dtypes, work, per signature |
 | ``_infer.py``       | result shapes from torch meta tensors                                   |
 | ``_interpreters.py`` | interpreters registered from above: a thread's tracing one, the cluster's |
-| ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules                            |
+| ``_dtypes.py``      | dtype objects, promotion, Python-scalar rules, NumPy mode (the default float) |
 | ``_views.py``       | storages and NumPy views (negative strides included)                     |
 | ``_array.py``       | the ``NDArray`` type: attributes, reading values, making arrays and views |
 | ``_elementwise.py``, ``_reductions.py``, ``_products.py``, ``_manipulation.py``, ``_indexing.py``, ``_searching.py``, ``_creation.py``, ``_copy.py``, ``_random.py``, ``_linalg.py``, ``_fft.py``, ``_call.py``, ``_nn.py`` (neural-network ops), ``_updates.py`` (optimizer updates) | op families: table entries and the functions that call them |
@@ -19,7 +19,12 @@ Layout (each module one idea; see each module's design note):
 | ``_operators.py``   | the array's operators (``+``, ``+=``, ``[]`` ...), ``T``, ``mT``         |
 | ``_grad_methods.py`` | ``attach_grad``, ``requires_grad_``, ``grad``, ``backward``, ``detach`` |
 | ``_methods.py``     | the array's named methods; attaches them, the operators and the gradient methods to ``NDArray`` |
-| ``_numpy.py``, ``_numpy_shapes.py`` | NumPy's names beyond the standard                          |
+| ``_numpy.py``, ``_numpy_shapes.py``, ``_padding.py`` | NumPy's names beyond the standard         |
+| ``_keywords.py``    | NumPy's ``out=``/``where=``/``dtype=``/``initial=``, as compositions of ops |
+| ``_ufunc.py``       | NumPy's ufunc objects: ``reduce``, ``accumulate``, ``outer``, ``at``       |
+| ``_histogram.py``, ``_signal.py``, ``_keys.py``, ``_insert.py``, ``_poly.py``, ``_poly1d.py``, ``_windows.py``, ``_arrange.py``, ``_numeric_misc.py``, ``_index_tricks.py``, ``_functional.py``, ``_linalg_numpy.py`` | NumPy's histograms, convolve/correlate, lexsort/ix_, insert, polynomials, windows, placing, misc helpers, ``r_``/``mgrid``, function-taking functions, ``linalg`` beyond the standard |
+| ``_numpy_methods.py`` | NumPy's array methods and attributes beyond ``_methods.py`` (attached with them) |
+| ``_draws.py``, ``_generator.py``, ``_distributions.py``, ``_distributions_api.py`` | random draws (one entry), ``default_rng``/``Generator``, NumPy's distributions |
 | ``_info.py``        | ``finfo``/``iinfo``/``isdtype``/``result_type``/``can_cast``, namespace info |
 | ``random.py``, ``linalg.py``, ``fft.py``, ``npx.py`` | the public sub-namespaces                         |
 | ``_namespace.py``   | every public name bound to its implementation                           |
@@ -57,7 +62,7 @@ __all__ = [
     'euler_gamma', 'exp', 'exp2', 'expand_dims', 'expm1', 'extract', 'eye', 'fabs', 'fft', 'fill_diagonal',
     'finfo', 'fix', 'flatnonzero', 'flip', 'fliplr', 'flipud', 'float16', 'float32', 'float64', 'float_power',
     'floor', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frexp', 'from_dlpack', 'from_torch', 'full',
-    'full_like', 'gcd', 'geomspace', 'greater', 'greater_equal', 'half', 'heaviside', 'hsplit', 'hstack',
+    'full_like', 'gcd', 'geomspace', 'get_default_dtype', 'greater', 'greater_equal', 'half', 'heaviside', 'hsplit', 'hstack',
     'hypot', 'i0', 'identity', 'iinfo', 'imag', 'indices', 'inf', 'inner', 'int16', 'int32', 'int64', 'int8',
     'int_', 'intersect1d', 'intp', 'invert', 'isclose', 'iscomplex', 'iscomplexobj', 'isdtype', 'isfinite',
     'isin', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'isrealobj', 'isscalar', 'issubdtype',
@@ -72,13 +77,25 @@ __all__ = [
     'promote_types', 'ptp', 'put', 'quantile', 'rad2deg', 'radians', 'rand', 'randn', 'random', 'ravel',
     'ravel_multi_index', 'real', 'reciprocal', 'relu', 'remainder', 'repeat', 'reshape', 'result_type',
     'right_shift', 'rint', 'roll', 'rollaxis', 'rot90', 'round', 'row_stack', 'rsqrt', 'searchsorted',
-    'select', 'setdiff1d', 'setxor1d', 'shape', 'shares_memory', 'sigmoid', 'sign', 'signbit', 'sin', 'sinc',
+    'select', 'set_default_dtype', 'setdiff1d', 'setxor1d', 'shape', 'shares_memory', 'sigmoid', 'sign', 'signbit', 'sin', 'sinc',
     'single', 'sinh', 'size', 'sort', 'split', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'subtract', 'sum',
     'swapaxes', 'take', 'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'trace', 'transpose',
     'trapezoid', 'tri', 'tril', 'tril_indices', 'tril_indices_from', 'triu', 'triu_indices',
     'triu_indices_from', 'true_divide', 'trunc', 'uint', 'uint16', 'uint32', 'uint64', 'uint8', 'union1d',
     'unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unravel_index', 'unstack',
     'var', 'vdot', 'vecdot', 'vecmat', 'vsplit', 'vstack', 'where', 'zeros', 'zeros_like'
+]
+
+
+# NumPy names for NumPy programs: ufunc objects, histograms, signals, sorting by keys, index grids
+__all__ += [
+    'ufunc', 'histogram', 'histogram2d', 'histogramdd', 'histogram_bin_edges', 'convolve', 'correlate', 'lexsort', 'ix_',
+    'gradient', 'interp', 'polyfit', 'polyval', 'vander', 'insert', 'bartlett', 'blackman', 'hamming', 'hanning',
+    'kaiser', 'poly', 'poly1d', 'polyadd', 'polyder', 'polydiv', 'polyint', 'polymul', 'polysub', 'roots',
+    'block', 'choose', 'mask_indices', 'place', 'put_along_axis', 'putmask', 'resize', 'trim_zeros',
+    'asarray_chkfinite', 'asfortranarray', 'bitwise_count', 'einsum_path', 'isfortran', 'packbits', 'real_if_close',
+    'require', 'sort_complex', 'spacing', 'unpackbits', 'unwrap', 'apply_along_axis', 'apply_over_axes',
+    'fromfunction', 'fromiter', 'piecewise', 'c_', 'index_exp', 'mgrid', 'ogrid', 'r_', 's_', 'ndindex', 'ndenumerate',
 ]
 
 

@@ -145,7 +145,19 @@ class NDArray(_Attached):
 
     asnumpy = numpy
 
-    def item(self) -> Any:
+    def item(self, *args: Any) -> Any:
+        """The element as a Python number (reads: waits): ``x.item()`` of a size-1 array, ``x.item(i)``
+        the i-th of the flattened array, ``x.item(i, j)`` at that index (NumPy's)."""
+        if args:
+            if len(args) == 1 and isinstance(args[0], tuple):
+                args = args[0]
+            flat = len(args) == 1 and self.ndim != 1
+            if flat:
+                n = self.size
+                if not -n <= args[0] < n:
+                    raise IndexError(f"item: index {args[0]} is out of bounds for size {n}")
+                return self.reshape(-1)[args[0]].item()
+            return self[args].item()
         if self.size != 1:
             raise ValueError(f"item: only an array of size 1 has one item; this one has shape {self.shape}")
         return self._ready_tensor().item()
@@ -238,15 +250,21 @@ class NDArray(_Attached):
             self.shape = storage.shape
 
 
+_numpy_mode = _dtypes.numpy_mode
+
+
 def make(
     shape: tuple[int, ...],
     dtype: DType,
     device: Device,
     storage: _views.Storage | None = None,
     view: _views.View | None = None,
+    npmode: bool | None = None,
 ) -> NDArray:
+    """An array of a new storage (``npmode``: made in NumPy mode; None: if this thread is), or of ``storage``."""
     arr = object.__new__(NDArray)
-    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device)
+    arr._storage = storage if storage is not None else \
+        (_views.NumpyStorage if (_numpy_mode.on if npmode is None else npmode) else _views.Storage)(shape, dtype, device)
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

@@ -26,7 +26,7 @@ from autopar.arrays._array import NDArray, as_device, make
 from autopar.arrays._dispatch import bind
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import TABLE, define, fixed, same
-from autopar.arrays._views import Storage
+from autopar.arrays._views import storage
 from autopar.devices import Device
 
 
@@ -69,11 +69,25 @@ def _arange(shape: tuple[int, ...], start: Any, step: Any, dtype: DType, device:
 
 
 def _linspace(shape: tuple[int, ...], start: Any, stop: Any, endpoint: bool, dtype: DType, device: str) -> torch.Tensor:
+    """NumPy's formula, in double precision (bit-identical to ``numpy.linspace`` in float64):
+    ``start + arange(n) * step`` with ``step = (stop - start) / div``, the last element ``stop`` exactly,
+    integers floored. (torch's ``linspace`` counts from both ends and differs in the last bit.)"""
     n = shape[0]
     wide = torch.complex128 if dtype.kind == "c" else torch.float64
-    if endpoint:
-        return torch.linspace(start, stop, n, dtype=wide, device=device)
-    return torch.linspace(start, stop, n + 1, dtype=wide, device=device)[:n].clone()
+    div = (n - 1) if endpoint else n
+    y = torch.arange(n, dtype=torch.float64, device=device).to(wide)
+    delta = stop - start
+    if div > 0:
+        step = delta / div
+        y = y / div * delta if step == 0 else y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and n > 1:
+        y[-1] = stop
+    if dtype.kind in "iu":
+        y = torch.floor(y)
+    return y
 
 
 def _eye(shape: tuple[int, ...], k: int, dtype: DType, device: str) -> torch.Tensor:
@@ -158,21 +172,21 @@ def zeros(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: A
           requires_grad: bool = False) -> NDArray:
     """``zeros((2, 3))``, ``zeros(2, 3)`` (PyTorch) or ``zeros((2, 3), 'int64')`` (NumPy)."""
     dims, dtype = _split_shape("zeros", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "zeros")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "zeros")
     return full(dims, 0, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
 def ones(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
          requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("ones", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "ones")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "ones")
     return full(dims, 1, dtype=d, device=device, ctx=ctx, requires_grad=requires_grad)
 
 
 def empty(shape: Any, *sizes: Any, dtype: Any = None, device: Any = None, ctx: Any = None,
           requires_grad: bool = False) -> NDArray:
     dims, dtype = _split_shape("empty", (shape, *sizes), dtype)
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "empty")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "empty")
     dev = _place(device, ctx, "empty")
     out = bind(TABLE["empty"], (), {"shape": dims, "dtype": d, "device": dev.torch_name}, device=dev)
     return requiring(out, requires_grad)
@@ -236,7 +250,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     elif all(isinstance(v, int) for v in (start, stop, step)):
         d = _dtypes.INDEX
     else:
-        d = _dtypes.DEFAULT_FLOAT
+        d = _dtypes.default_float()
     dev = _place(device, ctx, "arange")
     static = {"shape": (n,), "start": start, "step": step, "dtype": d, "device": dev.torch_name}
     return bind(TABLE["arange"], (), static, device=dev)
@@ -247,7 +261,7 @@ def linspace(start: Any, stop: Any, /, num: int = 50, *, dtype: Any = None, devi
     if isinstance(num, bool) or not isinstance(num, int) or num < 0:
         raise ValueError(f"linspace: num={num!r} must be an int >= 0")
     complex_ = isinstance(start, complex) or isinstance(stop, complex)
-    d = (_dtypes.DEFAULT_COMPLEX if complex_ else _dtypes.DEFAULT_FLOAT) if dtype is None else _dtypes.as_dtype(dtype)
+    d = (_dtypes.default_complex() if complex_ else _dtypes.default_float()) if dtype is None else _dtypes.as_dtype(dtype)
     dev = _place(device, ctx, "linspace")
     static = {"shape": (num,), "start": start, "stop": stop, "endpoint": bool(endpoint), "dtype": d,
               "device": dev.torch_name}  # fmt: skip
@@ -258,7 +272,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         ctx: Any = None) -> NDArray:  # fmt: skip
     rows = shape_arg("eye", (n_rows,))[0]
     cols = rows if n_cols is None else shape_arg("eye", (n_cols,))[0]
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, "eye")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, "eye")
     dev = _place(device, ctx, "eye")
     return bind(TABLE["eye"], (), {"shape": (rows, cols), "k": int(k), "dtype": d, "device": dev.torch_name},
                 device=dev)  # fmt: skip
@@ -268,14 +282,14 @@ def identity(n: int, dtype: Any = None, *, device: Any = None, ctx: Any = None) 
     return eye(n, dtype=dtype, device=device, ctx=ctx)
 
 
-def tril(x: Any, /, *, k: int = 0) -> NDArray:
+def tril(x: Any, /, k: int = 0) -> NDArray:  # k positional too: NumPy's tril(m, k)
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"tril: the array has shape {x.shape}; it needs at least 2 dimensions")
     return bind(TABLE["tril"], (x,), {"k": int(k)})
 
 
-def triu(x: Any, /, *, k: int = 0) -> NDArray:
+def triu(x: Any, /, k: int = 0) -> NDArray:  # k positional too: NumPy's triu(m, k)
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"triu: the array has shape {x.shape}; it needs at least 2 dimensions")
@@ -294,7 +308,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> N
     return bind(TABLE["astype"], (x,), {"dtype": d})
 
 
-# -- from data ------------------------------------------------------------------------------------
+# -- from data (``asarray`` registers itself with _dtypes below, for ``float64(x)``) -----------
 
 
 def _host_tensor(op: str, obj: Any, dtype: DType | None, copy: bool | None) -> torch.Tensor:
@@ -328,7 +342,7 @@ def _placed(host: torch.Tensor, device: Device) -> NDArray:
     shape = tuple(host.shape)
     d = _dtypes.of_tensor(host)
     here = device.kind == "cpu" and device.node is None
-    source = make(shape, d, device if here else Device("cpu", 0), Storage(shape, d, Device("cpu", 0), tensor=host, lane=None))
+    source = make(shape, d, device if here else Device("cpu", 0), storage(shape, d, Device("cpu", 0), host, None))
     if here:
         return source
     from autopar.arrays._copy import copy_to_device
@@ -417,16 +431,16 @@ def from_torch(tensor: torch.Tensor, device: Any = None, ctx: Any = None) -> NDA
     if t.dtype not in _dtypes._BY_TORCH:
         raise TypeError(f"from_torch: torch dtype {t.dtype} has no autopar dtype; convert it first (t.float())")
     shape = tuple(t.shape)
-    storage = Storage(shape, _dtypes.of_tensor(t), dev, tensor=t, lane=None)
+    made = storage(shape, _dtypes.of_tensor(t), dev, t, None)
     if t.is_cuda:
         from autopar import engine
         from autopar.devices._cuda import CudaEvent
 
         # The user's kernels producing t may still run on their stream: every reader waits
         # for them (on the device for stream lanes, on the host otherwise).
-        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(storage.var,), device=dev,
+        engine.push_event(CudaEvent(torch.cuda.current_stream(t.device)), writes=(made.var,), device=dev,
                           name="from_torch")  # fmt: skip
-    return make(shape, storage.dtype, dev, storage)
+    return make(shape, made.dtype, dev, made)
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> NDArray:
@@ -438,3 +452,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> N
 
         return to(out, device, non_blocking=True)
     return out
+
+
+_dtypes._asarray = asarray

@@ -142,6 +142,7 @@ __all__ = ["TINY_WORK", "binary", "binary_into", "bind", "bind_into", "eager_bin
            "same_device", "shape_of"]
 
 _EMPTY: dict[str, Any] = {}
+_numpy_mode = _dtypes.numpy_mode
 Shape = tuple[int, ...]
 
 
@@ -282,9 +283,16 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
             return bind(entry, (a, b))
         ta, tb = type(a), type(b)
         if ta is NDArray:
-            key: Any = (entry, a._dtype, a.shape, b._dtype, b.shape) if tb is NDArray else (entry, a._dtype, a.shape, tb)
+            if tb is NDArray:
+                key: Any = (entry, a._dtype, a.shape, b._dtype, b.shape, True) \
+                    if _numpy_mode.on or a._storage.npmode or b._storage.npmode else \
+                    (entry, a._dtype, a.shape, b._dtype, b.shape)
+            else:
+                key = (entry, a._dtype, a.shape, tb, True) if _numpy_mode.on or a._storage.npmode else \
+                    (entry, a._dtype, a.shape, tb)
         else:
-            key = (entry, ta, b._dtype, b.shape)
+            key = (entry, ta, b._dtype, b.shape, True) if _numpy_mode.on or b._storage.npmode else \
+                (entry, ta, b._dtype, b.shape)
         p = _plans.get(key)
         if p is None or not p.lean or p.int_scalars:
             return bind(entry, (a, b))
@@ -317,8 +325,9 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         second = source
         reads = (source,)
         runners = _eager.RUN_NUMBER_FIRST
-    result = make(p.out_shapes[0], p.out_dtypes[0], device)
-    out = result._storage
+    shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+    out = p.storage(shape, dtype, device)  # Storage, or NumpyStorage in NumPy mode
+    result = make(shape, dtype, device, out)
     fn: Any
     args: tuple[Any, ...]
     if p.exact:
@@ -342,8 +351,9 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     if a._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
             _autograd.used and a._ag is not None:
         return eager_bind(entry, p, (a,), _EMPTY, name=name)
-    result = make(p.out_shapes[0], p.out_dtypes[0], device)
-    out = result._storage
+    shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+    out = p.storage(shape, dtype, device)  # Storage, or NumpyStorage in NumPy mode
+    result = make(shape, dtype, device, out)
     fn: Any
     args: tuple[Any, ...]
     if p.exact:
@@ -365,8 +375,13 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
     if p is None:
         if _interpreters.active:
             return bind_into(entry, target, (target, other), what=what)
-        key: Any = (entry, target._dtype, target.shape, other._dtype, other.shape) if type(other) is NDArray \
-            else (entry, target._dtype, target.shape, type(other))
+        if type(other) is NDArray:
+            key: Any = (entry, target._dtype, target.shape, other._dtype, other.shape, True) \
+                if _numpy_mode.on or target._storage.npmode or other._storage.npmode else \
+                (entry, target._dtype, target.shape, other._dtype, other.shape)
+        else:
+            key = (entry, target._dtype, target.shape, type(other), True) \
+                if _numpy_mode.on or target._storage.npmode else (entry, target._dtype, target.shape, type(other))
         p = _plans.get(key)
         if p is None or not p.inplace or p.int_scalars:
             return bind_into(entry, target, (target, other), what=what)

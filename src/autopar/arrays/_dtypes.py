@@ -18,8 +18,19 @@ Python scalars are *weak* (standard §"Mixing arrays with Python scalars"): an
 array's dtype; a ``complex`` makes a float array the complex type of its
 precision. Where the standard leaves the choice (a float scalar with an
 integer array, an int scalar with a bool array) the result is the default
-dtype of the scalar's kind: ``float32`` (autopar's default float, the contract on arrays),
-``int64``, ``complex64`` -- NumPy does the same with its own defaults.
+dtype of the scalar's kind: the default float (below), ``int64``, and the
+default complex -- NumPy does the same with its own defaults.
+
+Default dtypes and NumPy mode. ``import autopar`` makes Python floats
+``float32`` (the deep-learning default, MXNet's and PyTorch's); ``import
+autopar.numpy`` follows NumPy: ``float64``, ``complex128``, and NumPy's
+ufunc rule for integer inputs of floating functions (``sqrt(int8)`` is
+``float16``, ``int / int`` and ``mean`` are ``float64``). Which applies is
+*NumPy mode* (:data:`numpy_mode`): on for a call through ``autopar.numpy``
+(a thread-local flag its functions set), for an op on an array made in
+NumPy mode (``Storage.npmode``: results keep NumPy's rules), and everywhere
+after ``set_default_dtype("float64")`` (``AUTOPAR_DEFAULT_DTYPE``). The
+plan cache keys on it (``_plan``).
 
 Computation dtypes. torch has few kernels for ``uint16``/``uint32``/``uint64``:
 the dispatcher computes them in ``int64`` and casts the result back (exact
@@ -32,6 +43,7 @@ same bits, and torch has those kernels.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -90,6 +102,13 @@ class DType:
     def __reduce__(self) -> Any:
         return (as_dtype, (self.name,))
 
+    def __call__(self, value: Any = 0) -> Any:
+        """NumPy's ``numpy.float64(x)``: a NumPy scalar of this dtype for a number, an autopar array of
+        this dtype for an array or nested sequence."""
+        if isinstance(value, (bool, int, float, complex, str, np.generic)) and self.numpy is not None:
+            return self.numpy.type(value)
+        return _asarray(value, dtype=self)
+
 
 bool_ = DType("bool", torch.bool, "b")
 int8 = DType("int8", torch.int8, "i")
@@ -107,12 +126,74 @@ float64 = DType("float64", torch.float64, "f")
 complex64 = DType("complex64", torch.complex64, "c")
 complex128 = DType("complex128", torch.complex128, "c")
 
+# autopar.asarray, registered from above by _creation (this module is below it)
+_asarray: Any = None
+
 ALL = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
        float16, bfloat16, float32, float64, complex64, complex128)  # fmt: skip
-DEFAULT_FLOAT = float32
+DEFAULT_FLOAT = float32  # the deep-learning default; NumPy mode's is float64 (default_float)
 DEFAULT_INT = int64
 DEFAULT_COMPLEX = complex64
 INDEX = int64
+
+
+class _NumpyMode(threading.local):
+    """``on``: this thread follows NumPy's dtype defaults (module note). The class attribute is the
+    process-wide default (``set_default_dtype``); a call through ``autopar.numpy`` sets it for its thread."""
+
+    on: bool = False
+
+
+numpy_mode = _NumpyMode()
+
+
+def in_mode(on: bool, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with this thread in NumPy mode (``on``) or not, restored after: for objects
+    that keep the mode they were made in (a ``Generator`` of ``autopar.numpy.random``, ``autopar.numpy``'s ufuncs)."""
+    state = numpy_mode.__dict__  # this thread's own setting, if any (else the process-wide default)
+    if state.get("on", _NumpyMode.on) == on:
+        return fn(*args, **kwargs)
+    had, before = "on" in state, state.get("on")
+    state["on"] = on
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if had:
+            state["on"] = before
+        else:
+            del state["on"]
+
+
+def _read_default() -> None:
+    from autopar import _config
+
+    _NumpyMode.on = _config.default_dtype() == "float64"
+
+
+_read_default()
+
+
+def default_float() -> DType:
+    """The dtype a Python float or a default-dtype creation takes: float64 in NumPy mode, else float32."""
+    return float64 if numpy_mode.on else float32
+
+
+def default_complex() -> DType:
+    return complex128 if numpy_mode.on else complex64
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Make ``dtype`` (float32 or float64) the process-wide default float; float64 is NumPy mode."""
+    d = find(dtype)
+    if d is not float32 and d is not float64:
+        raise TypeError(f"set_default_dtype: {dtype!r} is not float32 or float64, the two default floats "
+                        "autopar has; pass 'float64' for NumPy's defaults or 'float32' for deep learning's")
+    _NumpyMode.on = d is float64
+
+
+def get_default_dtype() -> DType:
+    """The default float of this thread: float64 in NumPy mode, else float32."""
+    return default_float()
 
 _BY_TORCH: dict[torch.dtype, DType] = {d.torch: d for d in ALL}
 _BY_NUMPY: dict[Any, DType] = {d.numpy: d for d in ALL if d.numpy is not None}
@@ -193,12 +274,26 @@ def result_type(*dtypes: DType) -> DType:
 
 
 def to_float(d: DType) -> DType:
-    """``d`` if it is floating, else the default float (what ``sqrt(int_array)`` gives)."""
-    return d if d.kind in "fc" else DEFAULT_FLOAT
+    """``d`` if it is floating, else the default float (what ``mean(int_array)`` gives)."""
+    if d.kind in "fc":
+        return d
+    return float64 if numpy_mode.on else float32
+
+
+def ufunc_float(d: DType) -> DType:
+    """What a floating function (``sqrt``, ``exp``) gives for ``d``: the default float, or in NumPy mode
+    NumPy's smallest safe float (``sqrt(int8)`` is float16, ``sqrt(int32)`` float64)."""
+    if d.kind in "fc":
+        return d
+    return promote(d, float16) if numpy_mode.on else float32
 
 
 def complex_of(d: DType) -> DType:
-    return d if d.kind == "c" else _COMPLEX_OF.get(d, DEFAULT_COMPLEX)
+    if d.kind == "c":
+        return d
+    if d.kind == "f":
+        return _COMPLEX_OF[d]
+    return complex128 if numpy_mode.on else complex64
 
 
 def scalar_dtype(op: str, d: DType, value: Any) -> DType:
@@ -220,7 +315,7 @@ def scalar_dtype(op: str, d: DType, value: Any) -> DType:
             return d
         return DEFAULT_INT if d is bool_ else d
     if t is float:
-        return d if d.kind in "fc" else DEFAULT_FLOAT
+        return d if d.kind in "fc" else default_float()
     if t is complex:
         return complex_of(d)
     raise TypeError(f"{op}: unsupported operand {value!r} ({t.__name__}); expected an array or a Python number")
@@ -264,8 +359,15 @@ CATEGORIES = {
 }
 
 
+# NumPy's arithmetic on booleans that torch's kernels compute alike (add is or, multiply is and, divide
+# is float): allowed in NumPy mode; the standard leaves arithmetic on bool out.
+NUMPY_BOOL_ARITHMETIC = frozenset({"add", "multiply", "divide"})
+
+
 def check_category(op: str, d: DType, category: str, what: str = "x") -> None:
     if d.kind not in CATEGORIES[category]:
+        if d.kind == "b" and op in NUMPY_BOOL_ARITHMETIC and numpy_mode.on:
+            return
         raise TypeError(
             f"{op}: {what} has dtype {d.name}, but {op} needs a {category} dtype; "
             f"cast first, e.g. {what}.astype('{_suggest(category)}')"
@@ -277,7 +379,7 @@ def _suggest(category: str) -> str:
 
 
 def infer_python(obj: Any) -> DType:
-    """The dtype of nested Python data: bool, int64, float32 (default float) or complex64."""
+    """The dtype of nested Python data: bool, int64, the default float or the default complex."""
     kinds: set[type] = set()
     stack = [obj]
     while stack:
@@ -293,8 +395,8 @@ def infer_python(obj: Any) -> DType:
     if kinds and kinds <= {bool, int}:
         return int64
     if complex in kinds:
-        return complex64
-    return DEFAULT_FLOAT
+        return default_complex()
+    return default_float()
 
 
 def iinfo_tuple(d: DType) -> tuple[int, int]:

@@ -63,7 +63,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
     cuda = dev.kind == "cuda"
     make = _array.make
     if entry.nout == 1:
-        result = make(p.out_shapes[0], p.out_dtypes[0], home)
+        shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+        result = make(shape, dtype, home, p.storage(shape, dtype, home))
         storage = result._storage
         storages = [storage]
         tdtype = storage.dtype.torch
@@ -80,7 +81,7 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
         writes = (storage.var, *state) if state else (storage.var,)
         results: Any = result
     else:
-        results = tuple([make(s, d, home) for s, d in zip(p.out_shapes, p.out_dtypes)])
+        results = tuple([make(s, d, home, p.storage(s, d, home)) for s, d in zip(p.out_shapes, p.out_dtypes)])
         storages = [r._storage for r in results]
 
         def store(value: Any, inputs: Sequence[Any]) -> None:
@@ -162,6 +163,8 @@ def _runner(
             and node is None:
         a, scalar = args
         kd = kernel_dtypes[0]
+        if type(scalar) is bool and kernel_dtypes[1] is not torch.bool:
+            scalar = int(scalar)  # torch's kernels take True next to a number tensor as a bool tensor
         storage, view = a._storage, a._view
 
         def run_scalar() -> None:  # the hot case, x + 1: no loop, no list
@@ -176,7 +179,7 @@ def _runner(
         if type(a) is NDArray:
             prepared.append(a)
         elif entry.scalars and i > 0:
-            prepared.append(_Scalar(a))
+            prepared.append(_Scalar(int(a) if type(a) is bool and kd is not torch.bool else a))
         else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
             prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
 

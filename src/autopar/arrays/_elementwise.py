@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -228,18 +229,18 @@ _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
 _ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"), vjp=_zero_vjp)
 _ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
-_ew("atan2", torch.atan2, floating("real numeric"))
-_ew("copysign", torch.copysign, floating("real numeric"))
-_ew("hypot", torch.hypot, floating("real numeric"))
-_ew("logaddexp", torch.logaddexp, floating("real numeric"))
-_ew("logaddexp2", torch.logaddexp2, floating("real numeric"))
-_ew("nextafter", torch.nextafter, floating("real numeric"))
+_ew("atan2", torch.atan2, floating("real numeric", ufunc=True))
+_ew("copysign", torch.copysign, floating("real numeric", ufunc=True))
+_ew("hypot", torch.hypot, floating("real numeric", ufunc=True))
+_ew("logaddexp", torch.logaddexp, floating("real numeric", ufunc=True))
+_ew("logaddexp2", torch.logaddexp2, floating("real numeric", ufunc=True))
+_ew("nextafter", torch.nextafter, floating("real numeric", ufunc=True))
 _ew("fmod", torch.fmod, promoting("real numeric"))
 _ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
 _ew("heaviside", torch.heaviside, promoting("real numeric"), vjp=_heaviside_vjp)
 _ew("gcd", torch.gcd, promoting("integer"), differentiable=False)
 _ew("lcm", torch.lcm, promoting("integer"), differentiable=False)
-_ew("ldexp", lambda a, b: torch.ldexp(a, b), floating("real numeric"))
+_ew("ldexp", lambda a, b: torch.ldexp(a, b), floating("real numeric", ufunc=True))
 _ew("fmax", torch.fmax, promoting("real numeric"))
 _ew("fmin", torch.fmin, promoting("real numeric"))
 _ew("maximum", torch.maximum, promoting("real numeric"))
@@ -269,7 +270,7 @@ _FLOAT_UNARY: dict[str, Callable[..., Any]] = {
     "reciprocal": torch.reciprocal,
 }  # fmt: skip
 for _name, _fn in _FLOAT_UNARY.items():
-    _ew(_name, _fn, floating("any"))
+    _ew(_name, _fn, floating("any", ufunc=True))
 
 _ew("abs", torch.abs, _real_result("numeric"))
 _ew("negative", torch.neg, same("numeric"))
@@ -332,15 +333,26 @@ def inplace(name: str, target: Any, other: Any) -> Any:
 
 
 def _function(name: str, nargs: int) -> Callable[..., Any]:
+    """The function ``name``, with NumPy's ufunc keywords (``_keywords``: only when given). NumPy makes
+    them keyword-only; here they may be positional too, since CPython fills positional defaults from a
+    tuple but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
     if nargs == 1:
 
-        def fn(x: Any, /) -> Any:
-            return call(name, x)
+        def fn(x: Any, /, out: Any = None, where: Any = True, casting: str = "same_kind", order: str = "K",
+               dtype: Any = None, subok: bool = True, signature: Any = None) -> Any:  # fmt: skip
+            if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                return call(name, x)
+            return keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
 
     else:
 
-        def fn(x1: Any, x2: Any, /) -> Any:  # type: ignore[misc]
-            return call(name, x1, x2)
+        def fn(x1: Any, x2: Any, /, out: Any = None, where: Any = True,  # type: ignore[misc]
+               casting: str = "same_kind", order: str = "K", dtype: Any = None, subok: bool = True,
+               signature: Any = None) -> Any:  # fmt: skip
+            if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                return call(name, x1, x2)
+            return keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
+                                   signature)  # fmt: skip
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (Array API standard / NumPy semantics), asynchronous."
@@ -361,8 +373,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {n: _function(n, 2) for n in _BINARY_
 FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
 
 
-def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - the standard's names
+def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002 - the standard's names
     """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
+    if out is not None:
+        return keywords.finish("clip", clip(x, min, max), out)
     x = call("positive", x) if type(x) is not _array.NDArray else x
     _dtypes.check_category("clip", x._dtype, "real numeric")
     for bound in (min, max):
@@ -381,3 +395,6 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - th
 
 
 from autopar.arrays import _array  # noqa: E402
+
+# NumPy's ufunc keywords (``_keywords``, which sits above this module: it registers itself here)
+keywords: Any = None

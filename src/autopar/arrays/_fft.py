@@ -81,26 +81,36 @@ def _check(op: str, norm: str) -> None:
         raise ValueError(f"fft.{op}: norm={norm!r}; expected one of {', '.join(_NORMS)}")
 
 
+def _out(name: str, result: Any, out: Any) -> Any:
+    if out is None:
+        return result
+    from autopar.arrays._keywords import finish
+
+    return finish(f"fft.{name}", result, out)
+
+
 def _transform(name: str) -> Any:
-    def fn(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    def fn(x: Any, /, n: int | None = None, axis: int = -1, norm: str | None = "backward", out: Any = None) -> Any:
         x = _array_like(x)
+        norm = "backward" if norm is None else norm  # NumPy's default spelling
         _check(name, norm)
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise ValueError(f"fft.{name}: n={n!r} must be a positive int")
         ax = normalize_axis(f"fft.{name}", axis, x.ndim)
-        return bind(TABLE[f"fft.{name}"], (x,), {"n": n, "axis": ax, "norm": norm})
+        return _out(name, bind(TABLE[f"fft.{name}"], (x,), {"n": n, "axis": ax, "norm": norm}), out)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
 def _transform_n(name: str) -> Any:
-    def fn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    def fn(x: Any, /, s: Any = None, axes: Any = None, norm: str | None = "backward", out: Any = None) -> Any:
         x = _array_like(x)
+        norm = "backward" if norm is None else norm
         _check(name, norm)
         ax = None if axes is None else tuple(normalize_axis(f"fft.{name}", a, x.ndim) for a in axes)
         sizes = None if s is None else tuple(int(v) for v in s)
-        return bind(TABLE[f"fft.{name}"], (x,), {"s": sizes, "axes": ax, "norm": norm})
+        return _out(name, bind(TABLE[f"fft.{name}"], (x,), {"s": sizes, "axes": ax, "norm": norm}), out)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -138,7 +148,7 @@ def _freq(name: str, n: int, d: float, dtype: Any, device: Any) -> Any:
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"fft.{name}: n={n!r} must be a positive int")
-    dt = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, f"fft.{name}")
+    dt = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, f"fft.{name}")
     dev = as_device(device)
     return bind(TABLE[f"fft.{name}"], (), {"n": n, "d": float(d), "dtype": dt, "device": dev.torch_name},
                 device=dev)  # fmt: skip
@@ -150,3 +160,28 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
     return _freq("rfftfreq", n, d, dtype, device)
+
+
+def _transform_2(name: str) -> Any:
+    """NumPy's 2-D transforms: the n-D one over ``axes`` (the last two by default)."""
+    many = _transform_n(name[:-1] + "n")
+
+    def fn(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None, out: Any = None) -> Any:
+        x = _array_like(a)
+        if x.ndim < 2 and axes == (-2, -1):
+            raise ValueError(f"fft.{name}: the array has shape {x.shape}; a 2-D transform needs at least 2 dimensions")
+        result = many(x, s=s, axes=axes, norm="backward" if norm is None else norm)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"NumPy's ``fft.{name}``: ``{name[:-1]}n`` over ``axes`` (default: the last two)."
+    return fn
+
+
+fft2 = _transform_2("fft2")
+ifft2 = _transform_2("ifft2")
+rfft2 = _transform_2("rfft2")
+irfft2 = _transform_2("irfft2")

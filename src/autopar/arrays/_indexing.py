@@ -311,7 +311,9 @@ def _assign(v: torch.Tensor) -> torch.Tensor:
 def _take(t: torch.Tensor, i: torch.Tensor, axis: int | None) -> torch.Tensor:
     if axis is None:
         return t.reshape(-1)[i]
-    return torch.index_select(t, axis, i)
+    # NumPy: indices of any shape, which replaces the axis in the result's shape
+    out = torch.index_select(t, axis, i.reshape(-1))
+    return out if i.ndim == 1 else out.reshape(t.shape[:axis] + i.shape + t.shape[axis + 1:])
 
 
 def _take_along(t: torch.Tensor, i: torch.Tensor, axis: int | None) -> torch.Tensor:
@@ -331,15 +333,31 @@ define("take", _take, fixed(_first))
 define("take_along_axis", _take_along, fixed(_first))
 
 
-def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+def take(x: Any, indices: Any, /, axis: int | None = None, out: Any = None, mode: str = "raise") -> Any:
+    """The elements at ``indices`` along ``axis`` (of the flattened array when ``axis`` is None, as NumPy);
+    ``mode``: ``"raise"`` out-of-range indices, ``"wrap"`` them around or ``"clip"`` them to the ends."""
     from autopar.arrays._manipulation import _array_like, normalize_axis
 
     x = _array_like(x)
+    if axis is None and x.ndim != 1:  # NumPy: the flattened array
+        from autopar.arrays._manipulation import reshape
+
+        x = reshape(x, (-1,))
+    if out is not None:
+        from autopar.arrays._keywords import finish
+
+        return finish("take", take(x, indices, axis=axis, mode=mode), out)
+    if mode != "raise":
+        if mode not in ("wrap", "clip"):
+            raise ValueError(f"take: mode={mode!r}; expected 'raise', 'wrap' or 'clip'")
+        n = x.shape[0 if axis is None else normalize_axis("take", axis, x.ndim)]
+        if n == 0:
+            raise IndexError("take: cannot take from an empty axis with mode='wrap' or 'clip'")
+        i = _array_like(indices)
+        indices = i % n if mode == "wrap" else i.clip(0, n - 1)
     if type(indices) is not _array.NDArray:
         indices = _host_index("take", indices, x, 0 if axis is None else normalize_axis("take", axis, x.ndim))
     _dtypes.check_category("take", indices._dtype, "integer", "indices")
-    if axis is None and x.ndim != 1:
-        return bind(TABLE["take"], (x, indices), {"axis": None})
     axis = normalize_axis("take", 0 if axis is None else axis, x.ndim)
     return bind(TABLE["take"], (x, indices), {"axis": axis})
 

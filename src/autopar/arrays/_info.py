@@ -135,8 +135,8 @@ class _Info:
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, DType]:
         return {
-            "real floating": _dtypes.DEFAULT_FLOAT,
-            "complex floating": _dtypes.DEFAULT_COMPLEX,
+            "real floating": _dtypes.default_float(),
+            "complex floating": _dtypes.default_complex(),
             "integral": _dtypes.DEFAULT_INT,
             "indexing": _dtypes.INDEX,
         }

@@ -6,12 +6,24 @@ inputs become the default float (NumPy would give float64, its default);
 eigenvalues, singular values, norms and ``logabsdet`` are real.
 ``matrix_rank`` gives int64. Functions that return several arrays return
 the standard's named tuples.
+
+A matrix a kernel cannot factor or invert (``cholesky`` of one that is not
+positive definite, ``inv``, ``solve`` or a negative ``matrix_power`` of a
+singular one, an ``eigh``/``svd`` that does not converge) fails the op with
+:class:`LinAlgError`, a subclass of NumPy's, so ``except
+numpy.linalg.LinAlgError`` written for NumPy catches it; torch's own error is
+its ``__cause__``. As every failure inside an op, it is raised where the
+result is read; ``autopar.numpy.linalg`` reads at the call for the three
+functions NumPy programs guard with ``try``.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from autopar.arrays import _dtypes
@@ -20,6 +32,25 @@ from autopar.arrays._dtypes import DType
 from autopar.arrays._manipulation import _array_like, normalize_axes, normalize_axis
 from autopar.arrays._products import _madds
 from autopar.arrays._table import TABLE, define
+from autopar.errors import AutoparError
+
+
+class LinAlgError(AutoparError, np.linalg.LinAlgError):
+    """A matrix the function cannot handle: not positive definite (``cholesky``), singular (``inv``,
+    ``solve``). A subclass of ``numpy.linalg.LinAlgError``."""
+
+
+def _raising_linalg_error(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """``kernel`` with torch's linear-algebra error raised as :class:`LinAlgError` (module note)."""
+
+    @functools.wraps(kernel)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return kernel(*args, **kwargs)
+        except torch.linalg.LinAlgError as e:
+            raise LinAlgError(str(e).split("\n")[0]) from e
+
+    return run
 
 
 def _float_rule(*real: bool, fixed_out: DType | None = None) -> Any:
@@ -65,6 +96,7 @@ class SVDResult(NamedTuple):
     Vh: Any
 
 
+@_raising_linalg_error
 def _cholesky(t: torch.Tensor, upper: bool) -> torch.Tensor:
     return torch.linalg.cholesky(t, upper=upper)
 
@@ -89,6 +121,7 @@ def _svd(t: torch.Tensor, full_matrices: bool) -> tuple[torch.Tensor, ...]:
     return u, s, vh
 
 
+@_raising_linalg_error
 def _solve(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if b.ndim == 1:
         return torch.linalg.solve(a, b.unsqueeze(-1).expand(*a.shape[:-1], 1)).squeeze(-1) if a.ndim > 2 else \
@@ -141,17 +174,18 @@ def _matrix_norm(t: torch.Tensor, keepdims: bool, ord: Any) -> torch.Tensor:  # 
 
 define("linalg.cholesky", _cholesky, _float_rule(False), work=_madds)
 define("linalg.det", torch.linalg.det, _float_rule(False), work=_madds)
-define("linalg.eigh", _eigh, _float_rule(True, False), nout=2, work=_madds)
-define("linalg.eigvalsh", torch.linalg.eigvalsh, _float_rule(True), work=_madds)
-define("linalg.inv", torch.linalg.inv, _float_rule(False), work=_madds)
-define("linalg.matrix_power", lambda t, n: torch.linalg.matrix_power(t, n), _float_rule(False), work=_madds)
+define("linalg.eigh", _raising_linalg_error(_eigh), _float_rule(True, False), nout=2, work=_madds)
+define("linalg.eigvalsh", _raising_linalg_error(torch.linalg.eigvalsh), _float_rule(True), work=_madds)
+define("linalg.inv", _raising_linalg_error(torch.linalg.inv), _float_rule(False), work=_madds)
+define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _float_rule(False),
+       work=_madds)  # fmt: skip
 define("linalg.matrix_rank", _matrix_rank, _tolerance_rule(_dtypes.int64), work=_madds, differentiable=False)
-define("linalg.pinv", _pinv, _tolerance_rule(), work=_madds)
+define("linalg.pinv", _raising_linalg_error(_pinv), _tolerance_rule(), work=_madds)
 define("linalg.qr", _qr, _float_rule(False, False), nout=2, work=_madds)
 define("linalg.slogdet", _slogdet, _float_rule(False, True), nout=2, work=_madds)
 define("linalg.solve", _solve, _float_rule(False), work=_madds)
-define("linalg.svd", _svd, _float_rule(False, True, False), nout=3, work=_madds)
-define("linalg.svdvals", torch.linalg.svdvals, _float_rule(True), work=_madds)
+define("linalg.svd", _raising_linalg_error(_svd), _float_rule(False, True, False), nout=3, work=_madds)
+define("linalg.svdvals", _raising_linalg_error(torch.linalg.svdvals), _float_rule(True), work=_madds)
 define("linalg.vector_norm", _vector_norm, _float_rule(True))
 define("linalg.matrix_norm", _matrix_norm, _float_rule(True), work=_madds)
 

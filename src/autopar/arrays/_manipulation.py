@@ -165,9 +165,15 @@ def reshape_shape(op: str, shape: Shape, new: Any) -> Shape:
     return new
 
 
-def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
-    """A view when the elements are C-contiguous (and ``copy`` is not True), else a copy, as in NumPy."""
+def reshape(x: Any, /, shape: Any, order: str = "C", *, copy: bool | None = None) -> Any:
+    """A view when the elements are C-contiguous (and ``copy`` is not True), else a copy, as in NumPy.
+    ``order="F"`` reads and places the elements first index fastest: the reshape of the transpose,
+    transposed."""
     x = _array_like(x)
+    if order == "F":
+        new = reshape_shape("reshape", x.shape, shape)
+        return permute_dims(reshape(permute_dims(x, _reversed(x.ndim)), new[::-1], copy=copy), _reversed(len(new)))
+    _order("reshape", order)
     new = reshape_shape("reshape", x.shape, shape)
     if copy is not True:
         if _views.reshape(_views.layout(x._storage, x._view), new) is not None:
@@ -185,9 +191,22 @@ define("reshape", _reshape_kernel, same(), shape=lambda op, shapes, s: (s["shape
 
 
 def ravel(x: Any, order: str = "C") -> Any:
-    if order != "C":
-        raise ValueError(f"ravel: order={order!r}; only 'C' is supported")
+    """The elements in one dimension: C order (``"K"`` and ``"A"`` too: autopar stores C order), or
+    ``"F"``, first index fastest."""
+    if order == "F":
+        x = _array_like(x)
+        return reshape(permute_dims(x, _reversed(x.ndim)), (-1,))
+    _order("ravel", order)
     return reshape(x, (-1,))
+
+
+def _reversed(n: int) -> tuple[int, ...]:
+    return tuple(range(n - 1, -1, -1))
+
+
+def _order(op: str, order: Any) -> None:
+    if order not in ("C", "A", "K", None):
+        raise ValueError(f"{op}: order={order!r}; expected 'C' or 'F' ('A' and 'K' are 'C': autopar stores C order)")
 
 
 # -- copying manipulations (shapes from meta tensors) --------------------------------------------
@@ -311,7 +330,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     return out
 
 
-def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
+def roll(x: Any, /, shift: Any, axis: Any = None) -> Any:  # axis positional too: NumPy's roll(a, shift, axis)
     x = _array_like(x)
     if axis is None:
         if not isinstance(shift, int):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from autopar.arrays import _copy, _dtypes
+from autopar.arrays import _copy, _dtypes, _keywords  # noqa: F401  (_keywords registers the ufunc keywords)
 from autopar.arrays import _creation as _cr
 from autopar.arrays import _elementwise as _ew
 from autopar.arrays import _indexing as _idx
@@ -31,6 +31,7 @@ from autopar.arrays import _reductions as _red
 from autopar.arrays import _searching as _search
 from autopar.arrays._array import NDArray
 from autopar.arrays._grad_methods import GradMethods
+from autopar.arrays._numpy_methods import NumpyMethods
 from autopar.arrays._operators import Operators
 
 
@@ -50,15 +51,21 @@ class Methods:
     __slots__: tuple[str, ...] = ()
 
     # -- reductions (NumPy and PyTorch spellings) --------------------------------------------
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
-        return _red.sum(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims))
+    # NumPy's out=, where=, initial= are keyword-only here (NumPy's third positional is out, autopar's keepdims)
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+            out: Any = None, initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+        return _red.sum(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims), out=out,
+                        initial=initial, where=where)  # fmt: skip
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
-        return _red.prod(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims))
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+             out: Any = None, initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+        return _red.prod(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims), out=out,
+                         initial=initial, where=where)  # fmt: skip
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
-        out = _red.mean(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
-        return out if dtype is None else out.astype(dtype)
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+             out: Any = None, where: Any = True) -> Any:  # fmt: skip
+        return _red.mean(self, axis=_axis(axis, dim), dtype=dtype, keepdims=bool(keepdim or keepdims), out=out,
+                         where=where)  # fmt: skip
 
     def std(self, axis: Any = None, ddof: float = 0, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
             correction: Any = None) -> Any:  # fmt: skip
@@ -70,11 +77,15 @@ class Methods:
         return _red.var(self, axis=_axis(axis, dim), correction=ddof if correction is None else correction,
                         keepdims=bool(keepdim or keepdims))  # fmt: skip
 
-    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
-        return _red.max(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None, out: Any = None,
+            initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+        return _red.max(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims), out=out, initial=initial,
+                        where=where)  # fmt: skip
 
-    def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
-        return _red.min(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
+    def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None, out: Any = None,
+            initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+        return _red.min(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims), out=out, initial=initial,
+                        where=where)  # fmt: skip
 
     def argmax(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None) -> Any:
         return _red.argmax(self, axis=_axis(axis, dim), keepdims=bool(keepdim or keepdims))
@@ -106,11 +117,20 @@ class Methods:
     def nonzero(self) -> Any:
         return _search.nonzero(self)
 
-    def argsort(self, axis: int = -1, *, dim: Any = None, descending: bool = False, stable: bool = True) -> Any:
-        return _search.argsort(self, axis=_axis(axis, dim), descending=descending, stable=stable)
+    def argsort(self, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
+                descending: bool = False, stable: bool = True) -> Any:  # fmt: skip
+        return _search.argsort(self, axis=_axis(axis, dim), kind=kind, order=order, descending=descending,
+                               stable=stable)  # fmt: skip
 
-    def sort(self, axis: int = -1, *, dim: Any = None, descending: bool = False) -> Any:
-        return _search.sort(self, axis=_axis(axis, dim), descending=descending)
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
+             descending: bool = False) -> Any:  # fmt: skip
+        """The sorted array; on an array made in NumPy mode (``autopar.numpy``), NumPy's in-place sort,
+        which returns None."""
+        result = _search.sort(self, axis=_axis(axis, dim), kind=kind, order=order, descending=descending)
+        if not self._storage.npmode:  # type: ignore[attr-defined]
+            return result
+        self[...] = result  # type: ignore[index]
+        return None
 
     # -- elementwise methods --------------------------------------------------------------
     def clip(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
@@ -118,12 +138,10 @@ class Methods:
 
     clamp = clip
 
-    def round(self, decimals: int = 0) -> Any:
-        if decimals:
-            scale = 10.0**decimals
-            scaled: Any = self
-            return _ew.call("round", scaled * scale) / scale
-        return _ew.call("round", self)
+    def round(self, decimals: int = 0, out: Any = None) -> Any:
+        from autopar.arrays._numpy import around
+
+        return around(self, decimals, out)
 
     def conj(self) -> Any:
         return _ew.call("conj", self)
@@ -216,21 +234,19 @@ class Methods:
         return _prod.matmul(self, other)
 
     # -- shapes and views -----------------------------------------------------------------
-    def reshape(self, *shape: Any, order: str = "C") -> Any:
-        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; ``-1`` infers one dimension."""
-        if order != "C":
-            raise ValueError(f"reshape: order={order!r}; only 'C' is supported")
-        return _man.reshape(self, _shape_args(shape))
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> Any:
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; ``-1`` infers one dimension; ``order="F"`` as NumPy."""
+        return _man.reshape(self, _shape_args(shape), order, copy=copy)
 
     def view(self, *shape: Any) -> Any:
         """PyTorch's ``view``: a reshape that must not copy."""
         return _man.reshape(self, _shape_args(shape), copy=False)
 
-    def flatten(self) -> Any:
-        return _man.reshape(self, (-1,), copy=True)
+    def flatten(self, order: str = "C") -> Any:
+        return _man.ravel(self, order).copy() if order == "F" else _man.reshape(self, (-1,), order, copy=True)
 
-    def ravel(self) -> Any:
-        return _man.reshape(self, (-1,))
+    def ravel(self, order: str = "C") -> Any:
+        return _man.ravel(self, order)
 
     def transpose(self, *axes: Any) -> Any:
         """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)`` / ``x.transpose((1, 0, 2))``."""
@@ -264,8 +280,8 @@ class Methods:
     def repeat(self, repeats: Any, axis: Any = None) -> Any:
         return _man.repeat(self, repeats, axis=axis)
 
-    def take(self, indices: Any, axis: Any = None) -> Any:
-        return _idx.take(self, indices, axis=axis)
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+        return _idx.take(self, indices, axis, out, mode)
 
     def broadcast_to(self, shape: Any) -> Any:
         return _man.broadcast_to(self, shape)
@@ -360,4 +376,4 @@ def attach(cls: type, *mixins: type) -> None:
             setattr(cls, name, value)
 
 
-attach(NDArray, Operators, GradMethods, Methods)
+attach(NDArray, Operators, GradMethods, Methods, NumpyMethods)

@@ -14,6 +14,62 @@ import math
 from autopar.arrays import _dtypes, _numpy, fft, linalg, npx, random  # noqa: F401
 from autopar.arrays import _nn, _updates  # noqa: F401  (their table entries: nn ops, optimizer updates)
 from autopar.arrays import _methods  # noqa: F401  (attaches the array's methods and operators)
+from autopar.arrays import _ufunc
+from autopar.arrays._histogram import histogram, histogram2d, histogram_bin_edges, histogramdd  # noqa: F401
+from autopar.arrays._arrange import (  # noqa: F401
+    block,
+    choose,
+    mask_indices,
+    place,
+    put_along_axis,
+    putmask,
+    resize,
+    trim_zeros,
+)
+from autopar.arrays._functional import (  # noqa: F401
+    apply_along_axis,
+    apply_over_axes,
+    fromfunction,
+    fromiter,
+    ndenumerate,
+    ndindex,
+    piecewise,
+)
+from autopar.arrays._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
+from autopar.arrays._insert import insert  # noqa: F401
+from autopar.arrays._keys import ix_, lexsort  # noqa: F401
+from autopar.arrays._numeric_misc import (  # noqa: F401
+    asarray_chkfinite,
+    asfortranarray,
+    bitwise_count,
+    einsum_path,
+    isfortran,
+    packbits,
+    real_if_close,
+    require,
+    sort_complex,
+    spacing,
+    unpackbits,
+    unwrap,
+)
+from autopar.arrays._poly import (  # noqa: F401
+    gradient,
+    interp,
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+    vander,
+)
+from autopar.arrays._poly1d import poly1d  # noqa: F401
+from autopar.arrays._windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
+from autopar.arrays._signal import convolve, correlate  # noqa: F401
 from autopar.arrays._array import NDArray
 from autopar.arrays._call import call  # noqa: F401
 from autopar.arrays._creation import (  # noqa: F401
@@ -40,6 +96,7 @@ from autopar.arrays._creation import (  # noqa: F401
 from autopar.arrays._elementwise import FUNCTIONS as _EW
 from autopar.arrays._elementwise import clip  # noqa: F401
 from autopar.arrays._indexing import take, take_along_axis  # noqa: F401
+from autopar.arrays._dtypes import get_default_dtype, set_default_dtype  # noqa: F401
 from autopar.arrays._info import (  # noqa: F401
     __array_namespace_info__,
     can_cast,
@@ -148,3 +205,8 @@ euler_gamma = 0.5772156649015329
 
 # elementwise functions of the standard and NumPy's
 globals().update(_EW)
+round = _numpy.around  # noqa: A001 - the standard's round(x), and NumPy's decimals= and out=
+
+# NumPy's ufunc objects (np.add.at, np.maximum.accumulate): callable as the functions above
+globals().update(_ufunc.UFUNCS)
+ufunc = _ufunc.ufunc

@@ -45,7 +45,33 @@ define("quantile", lambda t, q, axis, keepdims, method: torch.quantile(t, _q_ten
 define("nan_to_num", lambda t, nan, posinf, neginf: torch.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf), same())
 
 
-define("cov", lambda t, ddof: torch.cov(t, correction=ddof), floating("numeric"))
+def _cov(t: torch.Tensor, *w: torch.Tensor, ddof: int, fweights: bool) -> torch.Tensor:
+    fw = w[0] if fweights else None
+    aw = w[-1] if len(w) > int(fweights) else None
+    return torch.cov(t, correction=ddof, fweights=fw, aweights=aw)
+
+
+def _cov_dtype(op: str, dtypes: tuple[Any, ...], s: dict[str, Any]) -> Any:
+    """``m`` made floating; ``fweights`` integers (as NumPy requires), ``aweights`` in ``m``'s dtype."""
+    _dtypes.check_category(op, dtypes[0], "numeric")
+    f = _dtypes.to_float(dtypes[0])
+    casts: list[Any] = [f]
+    for i, d in enumerate(dtypes[1:]):
+        if i == 0 and s["fweights"]:
+            _dtypes.check_category(op, d, "integer", "fweights")
+            casts.append(_dtypes.int64)
+        else:
+            _dtypes.check_category(op, d, "real numeric", "aweights")
+            casts.append(_dtypes.REAL_OF.get(f, f))
+    return (f,), tuple(casts)
+
+
+def _cov_shape(op: str, shapes: tuple[Any, ...], s: dict[str, Any]) -> Any:
+    rows = 1 if len(shapes[0]) < 2 else shapes[0][0]
+    return (() if rows == 1 else (rows, rows),)  # torch's meta cov checks the weights' values: by hand
+
+
+define("cov", _cov, _cov_dtype, shape=_cov_shape)
 
 
 define("corrcoef", lambda t: torch.corrcoef(t), floating("numeric"))
@@ -65,6 +91,7 @@ define("i0", lambda t: torch.special.i0(t), floating("real numeric"))
 
 
 define("trapezoid", lambda y, dx, axis: torch.trapezoid(y, dx=dx, dim=axis), floating("real numeric"))
+define("trapezoid_x", lambda y, x, axis: torch.trapezoid(y, x, dim=axis), floating("real numeric"))
 
 
 absolute, fabs = EW["abs"], EW["abs"]
@@ -115,8 +142,25 @@ int_ = intp = _dtypes.int64
 uint = _dtypes.uint64
 
 
-def around(a: Any, decimals: int = 0) -> Any:
-    return man._array_like(a).round(decimals)
+def around(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    """NumPy's ``round``: to ``decimals`` places (``rint(a * 10**decimals) / 10**decimals``, as NumPy
+    computes it; negative ``decimals`` round to tens, hundreds ...); integers stay integers."""
+    a = man._array_like(a)
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round: decimals={decimals!r} must be an int")
+    if decimals == 0 or a.dtype.kind in "biu" and decimals > 0:
+        result = call("round", a) if a.dtype.kind not in "biu" else call("positive", a)
+    elif a.dtype.kind in "iu":  # NumPy rounds integers to tens, hundreds ... in integers
+        scale = 10 ** (-decimals)
+        result = (call("round", a / scale) * scale).astype(a.dtype)
+    else:
+        scale = 10.0 ** abs(decimals)
+        result = call("round", a * scale) / scale if decimals > 0 else call("round", a / scale) * scale
+    if out is None:
+        return result
+    from autopar.arrays._keywords import finish
+
+    return finish("round", result, out)
 
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
@@ -269,16 +313,42 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, 
     return bind(TABLE["nan_to_num"], (man._array_like(x),), {"nan": nan, "posinf": posinf, "neginf": neginf})
 
 
-def cov(m: Any, rowvar: bool = True, bias: bool = False, ddof: Any = None) -> Any:
+def _variables(op: str, m: Any, y: Any, rowvar: bool, dtype: Any) -> Any:
+    """NumPy's layout for ``cov``/``corrcoef``: one variable per row (``rowvar``), ``y``'s rows appended."""
     m = man._array_like(m)
-    if not rowvar:
+    if m.ndim > 2:
+        raise ValueError(f"{op}: m has shape {m.shape}; it must be 1-D or 2-D")
+    if not rowvar and m.ndim == 2:
         m = man.transpose(m)
-    return bind(TABLE["cov"], (m,), {"ddof": int(ddof if ddof is not None else (0 if bias else 1))})
+    if y is not None:
+        y = man._array_like(y)
+        if y.ndim > 2:
+            raise ValueError(f"{op}: y has shape {y.shape}; it must be 1-D or 2-D")
+        if not rowvar and y.ndim == 2:
+            y = man.transpose(y)
+        m = man.concat([man.reshape(m, (-1, m.shape[-1])), man.reshape(y, (-1, y.shape[-1]))], axis=0)
+    if dtype is not None:
+        m = m.astype(dtype)
+    return m
 
 
-def corrcoef(x: Any, rowvar: bool = True) -> Any:
-    x = man._array_like(x)
-    return bind(TABLE["corrcoef"], (x if rowvar else man.transpose(x),))
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None, fweights: Any = None,
+        aweights: Any = None, *, dtype: Any = None) -> Any:  # fmt: skip
+    """NumPy's covariance matrix (a 0-d array for one variable)."""
+    m = _variables("cov", m, y, rowvar, dtype)
+    if ddof is not None and (isinstance(ddof, bool) or int(ddof) != ddof):
+        raise ValueError(f"cov: ddof={ddof!r} must be an integer")
+    weights = [man._array_like(w) for w in (fweights, aweights) if w is not None]
+    for name, w in zip([n for n, w in (("fweights", fweights), ("aweights", aweights)) if w is not None], weights):
+        if w.ndim != 1 or w.shape[0] != m.shape[-1]:
+            raise ValueError(f"cov: {name} of shape {w.shape} must be 1-D with one weight per observation ({m.shape[-1]})")
+    static = {"ddof": int(ddof if ddof is not None else (0 if bias else 1)), "fweights": fweights is not None}
+    return bind(TABLE["cov"], (m, *weights), static)
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """NumPy's Pearson correlation coefficients (clipped to [-1, 1])."""
+    return bind(TABLE["corrcoef"], (_variables("corrcoef", x, y, rowvar, dtype),))
 
 
 def angle(z: Any, deg: bool = False) -> Any:
@@ -291,15 +361,18 @@ def i0(x: Any) -> Any:
 
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
-    if x is not None:
-        raise ValueError("trapezoid: x= is not supported; pass the spacing as dx=")
+    """The trapezoidal rule along ``axis``: sample points ``x`` (1-D along the axis, or broadcasting to
+    ``y``), else evenly spaced by ``dx``."""
     y = man._array_like(y)
-    return bind(TABLE["trapezoid"], (y,), {"dx": float(dx), "axis": man.normalize_axis("trapezoid", axis, y.ndim)})
+    ax = man.normalize_axis("trapezoid", axis, y.ndim)
+    if x is None:
+        return bind(TABLE["trapezoid"], (y,), {"dx": float(dx), "axis": ax})
+    return bind(TABLE["trapezoid_x"], (y, man._array_like(x)), {"axis": ax})
 
 
 def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype: Any = None) -> Any:
     out = call("pow", float(base), cr.linspace(start, stop, num, endpoint=endpoint, dtype="float64"))
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
@@ -307,7 +380,7 @@ def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, d
         raise ValueError("geomspace: start and stop must be non-zero and of the same sign")
     sign = -1.0 if start < 0 else 1.0
     out = logspace(math.log10(abs(start)), math.log10(abs(stop)), num, endpoint, dtype="float64") * sign
-    return out.astype(dtype or _dtypes.DEFAULT_FLOAT)
+    return out.astype(dtype or _dtypes.default_float())
 
 
 def divmod_(x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -348,6 +421,9 @@ def isneginf(x: Any) -> Any:
 
 define("bincount", lambda t, minlength: torch.bincount(t, minlength=minlength), same("integer"), data_dependent=True,
        differentiable=False)  # fmt: skip
+define("bincount_weighted", lambda t, w, minlength: torch.bincount(t, weights=w, minlength=minlength),
+       lambda op, d, s: ((_dtypes.float64,), (None, _dtypes.float64)), data_dependent=True,
+       differentiable=False)  # fmt: skip
 
 
 define("frexp", lambda t: tuple(torch.frexp(t)), lambda op, d, s: ((d[0], _dtypes.int32), None), nout=2,
@@ -358,9 +434,18 @@ define("nanquantile", lambda t, q, axis, keepdims: torch.nanquantile(t, _q_tenso
        dim=axis, keepdim=keepdims), floating("real numeric"))  # fmt: skip
 
 
-def bincount(x: Any, minlength: int = 0) -> Any:
-    """Counts of each value of a non-negative integer array (its length depends on the data: waits)."""
-    return bind(TABLE["bincount"], (man._array_like(x),), {"minlength": int(minlength)})
+def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> Any:
+    """Counts of each value of a non-negative integer array, or sums of ``weights`` (float64, as NumPy)
+    per value; its length depends on the data: waits."""
+    x = man._array_like(x)
+    _dtypes.check_category("bincount", x.dtype, "integer")
+    if weights is None:
+        return bind(TABLE["bincount"], (x,), {"minlength": int(minlength)})
+    w = man._array_like(weights)
+    if w.shape != x.shape:
+        raise ValueError(f"bincount: weights of shape {w.shape} do not match x of shape {x.shape}; give one weight per value")
+    _dtypes.check_category("bincount", w.dtype, "real", "weights")
+    return bind(TABLE["bincount_weighted"], (x, w), {"minlength": int(minlength)})
 
 
 def frexp(x: Any) -> tuple[Any, Any]:

@@ -17,6 +17,7 @@ import torch
 from autopar.arrays import _creation as cr
 from autopar.arrays import _dtypes
 from autopar.arrays import _manipulation as man
+from autopar.arrays._array import NDArray
 from autopar.arrays._dispatch import bind
 from autopar.arrays._elementwise import call
 from autopar.arrays._searching import where as _where
@@ -154,7 +155,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803 - NumPy's names
-    return cr.tril(cr.ones((N, N if M is None else M), dtype=dtype or _dtypes.DEFAULT_FLOAT), k=k)
+    return cr.tril(cr.ones((N, N if M is None else M), dtype=dtype or _dtypes.default_float()), k=k)
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
@@ -246,9 +247,19 @@ def compress(condition: Any, a: Any, axis: Any = None) -> Any:
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Any:
+    """NumPy's ``digitize``; decreasing ``bins`` given as host data are searched reversed, as NumPy
+    does (an autopar array of bins is taken to increase: checking would read it)."""
     from autopar.arrays._searching import searchsorted
 
-    return searchsorted(bins, x, side="left" if right else "right")
+    side = "left" if right else "right"
+    if type(bins) is not NDArray:
+        edges = np.asarray(bins)
+        steps = np.diff(edges)
+        if edges.ndim != 1 or not ((steps >= 0).all() or (steps <= 0).all()):
+            raise ValueError(f"digitize: bins must be 1-D and monotonically increasing or decreasing; got {bins!r}")
+        if edges.size > 1 and (steps <= 0).all() and (steps < 0).any():
+            return len(edges) - searchsorted(edges[::-1].copy(), x, side=side)
+    return searchsorted(bins, x, side=side)
 
 
 def unravel_index(indices_: Any, shape_: Any) -> tuple[Any, ...]:
@@ -303,7 +314,7 @@ def asanyarray(a: Any, dtype: Any = None) -> Any:
 ascontiguousarray = asanyarray
 
 
-define("pad", lambda t, widths, value: torch.nn.functional.pad(t, widths, value=value), same(), kernel_dtype="bits")
+from autopar.arrays._padding import pad  # noqa: E402,F401
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
@@ -369,18 +380,6 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> Any:
     keep = np.ones(a.shape[axis], dtype=bool)
     keep[np.asarray(obj)] = False
     return a[(slice(None),) * axis + (np.nonzero(keep)[0],)]
-
-
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """NumPy's ``pad`` in ``constant`` mode (the other modes are not supported)."""
-    if mode != "constant":
-        raise ValueError(f"pad: mode={mode!r}; only 'constant' is supported")
-    a = man._array_like(array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (a.ndim, 2))
-    flat: list[int] = []
-    for before, after in reversed(widths.tolist()):
-        flat += [before, after]
-    return bind(TABLE["pad"], (a,), {"widths": tuple(flat), "value": constant_values})
 
 
 __all__ = [

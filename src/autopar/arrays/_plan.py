@@ -18,6 +18,14 @@ float16/bfloat16, whose kernels keep a Python number in float32): there
 torch computes with the number cast to that dtype either way, so the result
 is the same. Identity, not equality, picks the tensor: ``-0.0 == 0.0``
 and ``1 == 1.0 == True``, but one object has one value and type.
+
+NumPy mode (``_dtypes``' note) changes what a signature gives (``int / int``
+is float64 there), so it is part of the key: a call is in NumPy mode when
+its thread is (one thread-local read, ``_dtypes.numpy_mode.on``) or when an
+array operand was made in it (``Storage.npmode``, a class attribute:
+``NumpyStorage``'s is True); such a key ends with ``True``, and its plan has
+``npmode`` set and makes its results' storages with ``storage``
+(``NumpyStorage``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from autopar.arrays import _dtypes, _infer
 from autopar.arrays._array import NDArray
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import OpDef
+from autopar.arrays._views import NumpyStorage, Storage
 
 # Work (elements read + written + multiply-adds) up to which a ready op may run on the
 # calling thread: about 20 us of kernel on one core, the cost of handing it to a worker.
@@ -52,9 +61,18 @@ class Plan:
 
     __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "one_thread",
                  "int_scalars", "arrays",
-                 "lean", "exact", "inplace", "numbers_as_tensors", "number")  # fmt: skip
+                 "lean", "exact", "inplace", "numbers_as_tensors", "number", "npmode", "storage")  # fmt: skip
 
-    def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
+    def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None,
+                 npmode: bool = False) -> None:
+        self.npmode = npmode
+        self.storage = NumpyStorage if npmode else Storage  # the results' storages: marked in NumPy mode
+        if npmode and not _dtypes.numpy_mode.on:  # an array made in NumPy mode: its rules, for this plan
+            _dtypes.in_mode(True, self._plan, entry, args, static, like)
+        else:
+            self._plan(entry, args, static, like)
+
+    def _plan(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None) -> None:
         op = entry.name
         dtypes: list[DType] = []
         shapes: list[Shape] = []
@@ -118,6 +136,8 @@ class Plan:
         elif (len(args) == 1 and self.arrays == (0,) and builtin and entry.nout == 1 and not static
               and not entry.data_dependent and self.out_shapes[0] == self.in_shapes[0] and _fresh_result(entry, kernel)):
             self.lean = UNARY  # exp(x), -x: torch's own elementwise kernel, which answers a new tensor
+        if any(type(a) is bool and k is not torch.bool for a, k in zip(args, kernel)):
+            self.lean = NONE  # x - True with x int8: the general path gives torch 1, not a bool (_eager)
         # x + 1 with a torch kernel: the number may reach it as a 0-d tensor of the same dtype (module note)
         self.numbers_as_tensors = self.lean == ARRAY_NUMBER and exact_number
         # The lean path's kernel needs no cast: the arrays are stored in the kernel's dtypes, and the kernel
@@ -194,6 +214,7 @@ def _number_tensor(number: Any, dtype: torch.dtype) -> Any:
         return number
 
 
+_numpy_mode = _dtypes.numpy_mode
 _plans: dict[Any, Plan] = {}
 _plans_lock = threading.Lock()
 MAX_PLANS = 65_536
@@ -209,18 +230,23 @@ def _remember(key: Any, found: Plan) -> Plan:
 
 def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None = None) -> Plan:
     """The cached :class:`Plan` for this call's signature (step 2)."""
+    npmode = _numpy_mode.on
     if len(args) == 2 and not static and like is None:  # the hot case, x + y, x + 1, 1 - x: no list
         a, b = args
         ta, tb = type(a), type(b)
         if ta is NDArray:
             if tb is NDArray:
-                k2: Any = (entry, a._dtype, a.shape, b._dtype, b.shape)
+                npmode = npmode or a._storage.npmode or b._storage.npmode
+                k2: Any = (entry, a._dtype, a.shape, b._dtype, b.shape, True) if npmode else \
+                    (entry, a._dtype, a.shape, b._dtype, b.shape)
             elif tb in _SCALARS:
-                k2 = (entry, a._dtype, a.shape, tb)
+                npmode = npmode or a._storage.npmode
+                k2 = (entry, a._dtype, a.shape, tb, True) if npmode else (entry, a._dtype, a.shape, tb)
             else:
                 k2 = None
         elif tb is NDArray and ta in _SCALARS:
-            k2 = (entry, ta, b._dtype, b.shape)
+            npmode = npmode or b._storage.npmode
+            k2 = (entry, ta, b._dtype, b.shape, True) if npmode else (entry, ta, b._dtype, b.shape)
         else:
             k2 = None
         if k2 is not None:
@@ -230,13 +256,15 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
                     i = hit.int_scalars[0]  # OverflowError when it does not fit
                     _dtypes.scalar_dtype(entry.name, hit.in_dtypes[i], args[i])
                 return hit
-            return _remember(k2, Plan(entry, args, static, like))
+            return _remember(k2, Plan(entry, args, static, like, npmode))
     key: list[Any] = [entry, like]
     for a in args:
         t = type(a)
         if t is NDArray:
             key.append(a._dtype)
             key.append(a.shape)
+            if a._storage.npmode:
+                npmode = True
         elif t in _SCALARS:
             key.append(t)
         else:
@@ -246,13 +274,15 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
             )
     if static:
         key.append(tuple(static.items()))
+    if npmode:
+        key.append(True)
     try:
         k = tuple(key)
         cached = _plans.get(k)
     except TypeError:  # an unhashable static parameter (a list): plan without caching
-        return Plan(entry, args, static, like)
+        return Plan(entry, args, static, like, npmode)
     if cached is None:
-        return _remember(k, Plan(entry, args, static, like))
+        return _remember(k, Plan(entry, args, static, like, npmode))
     for i in cached.int_scalars:
         _dtypes.scalar_dtype(entry.name, cached.in_dtypes[i], args[i])  # OverflowError when it does not fit
     return cached

@@ -111,8 +111,13 @@ def _pair(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     return _array_like(x1), _array_like(x2)
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
-    """Matrix product with the standard's (and NumPy's) rules: 1-D operands, batch broadcasting."""
+def matmul(x1: Any, x2: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Matrix product with the standard's (and NumPy's) rules: 1-D operands, batch broadcasting;
+    NumPy's ``out=`` and ``dtype=`` as a ufunc's."""
+    if out is not None or dtype is not None:
+        from autopar.arrays._keywords import ufunc
+
+        return ufunc("matmul", matmul, (x1, x2), out, True, dtype, casting)
     a, b = _pair("matmul", x1, x2)
     return bind(TABLE["matmul"], (a, b))
 
@@ -126,9 +131,13 @@ def mm(x1: Any, x2: Any, /) -> Any:
     return bind(TABLE["mm"], (a, b))
 
 
-def dot(x1: Any, x2: Any, /) -> Any:
+def dot(x1: Any, x2: Any, /, out: Any = None) -> Any:
     """NumPy's ``dot``: scalars multiply; 2-D is the matrix product; N-D sums
     over the last axis of ``a`` and the second-to-last of ``b``."""
+    if out is not None:
+        from autopar.arrays._keywords import finish
+
+        return finish("dot", dot(x1, x2), out)
     a, b = _pair("dot", x1, x2)
     if a.ndim and b.ndim:
         k2 = b.shape[0] if b.ndim == 1 else b.shape[-2]
@@ -177,11 +186,24 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return bind(TABLE["cross"], (a, b), {"axis": ax})
 
 
-def einsum(subscripts: str, *operands: Any) -> Any:
-    xs = [_array_like(x) for x in operands]
+def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = False, dtype: Any = None,
+           order: str = "K", casting: str = "safe") -> Any:  # fmt: skip
+    """NumPy's ``einsum``; ``optimize`` is accepted and left to torch, which picks the contraction order
+    itself; ``dtype=`` casts the operands first; ``out=`` is written as a ufunc's."""
     if not isinstance(subscripts, str):
-        raise TypeError("einsum: the first argument must be the subscripts string, e.g. 'ij,jk->ik'")
-    return bind(TABLE["einsum"], xs, {"subscripts": subscripts})
+        raise TypeError("einsum: the first argument must be the subscripts string, e.g. 'ij,jk->ik' "
+                        "(the interleaved form einsum(a, [0, 1], b, [1, 2]) is not supported)")  # fmt: skip
+    if optimize not in (False, True, "greedy", "optimal") and not isinstance(optimize, list):
+        raise ValueError(f"einsum: optimize={optimize!r}; expected False, True, 'greedy', 'optimal' or a path")
+    xs = [_array_like(x) for x in operands]
+    if dtype is not None:
+        xs = [x.astype(dtype, copy=False) for x in xs]
+    result = bind(TABLE["einsum"], xs, {"subscripts": subscripts})
+    if out is None:
+        return result
+    from autopar.arrays._keywords import finish
+
+    return finish("einsum", result, out, casting=casting)
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None, axis1: int = -2, axis2: int = -1) -> Any:

@@ -137,7 +137,7 @@ def _draw(name: str, kind: str, size: Any, device: Any, ctx: Any, dtype: DType, 
 
 
 def _float_dtype(name: str, dtype: Any) -> DType:
-    d = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.as_dtype(dtype, f"random.{name}")
+    d = _dtypes.default_float() if dtype is None else _dtypes.as_dtype(dtype, f"random.{name}")
     if d.kind != "f":
         raise TypeError(f"random.{name}: dtype={dtype!r}: expected a floating dtype")
     return d
@@ -201,7 +201,7 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, device
     from autopar.arrays._creation import arange, asarray
 
     if p is not None:
-        raise ValueError("random.choice: p= (weights) is not supported")
+        raise ValueError("random.choice: p= (weights) is autopar.random.choice's; this is the unweighted draw")
     if isinstance(a, int) and not isinstance(a, bool):
         arr = arange(a, device=as_device(device, ctx, "random.choice"))
     else:

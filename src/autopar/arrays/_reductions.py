@@ -192,9 +192,9 @@ _REDUCTIONS: dict[str, tuple[Any, Any]] = {
     "sum": (_sum, _accumulating),
     "prod": (_prod, _accumulating),
     "nansum": (_nansum, _accumulating),
-    "mean": (_mean, _floating("numeric")),
-    "var": (_var, _floating("numeric")),
-    "std": (_std, _floating("numeric")),
+    "mean": (_mean, _floating("any")),  # booleans too, as NumPy: (pred == y).mean() is the accuracy
+    "var": (_var, _floating("any")),
+    "std": (_std, _floating("any")),
     "max": (_amax, _keep("real")),
     "min": (_amin, _keep("real")),
     "all": (_all, _fixed(_dtypes.bool_, "any")),
@@ -227,28 +227,64 @@ def _dtype_arg(name: str, dtype: Any) -> DType | None:
     return None if dtype is None else _dtypes.as_dtype(dtype, name)
 
 
-def sum(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+def _numpy_keywords(name: str, x: Any, axis: Any, keepdims: bool, out: Any, where: Any, initial: Any,
+                    **kwargs: Any) -> Any:  # fmt: skip
+    """A reduction given NumPy's ``out``/``where``/``initial`` (``_keywords``)."""
+    from autopar.arrays import _keywords
+
+    # the public function without those keywords does the rest
+    return _keywords.reduction(name, globals()[name], x, axis, keepdims, out, where, initial, **kwargs)
+
+
+def sum(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True or initial is not None:
+        return _numpy_keywords("sum", x, axis, keepdims, out, where, initial, dtype=dtype)
     return _reduce("sum", x, axis, keepdims, dtype=_dtype_arg("sum", dtype))
 
 
-def prod(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True or initial is not None:
+        return _numpy_keywords("prod", x, axis, keepdims, out, where, initial, dtype=dtype)
     return _reduce("prod", x, axis, keepdims, dtype=_dtype_arg("prod", dtype))
 
 
-def nansum(x: Any, /, axis: Any = None, *, dtype: Any = None, keepdims: bool = False) -> Any:
+def nansum(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True or initial is not None:
+        return _numpy_keywords("nansum", x, axis, keepdims, out, where, initial, dtype=dtype)
     return _reduce("nansum", x, axis, keepdims, dtype=_dtype_arg("nansum", dtype))
 
 
-def mean(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:
-    return _reduce("mean", x, axis, keepdims)
+def _in_dtype(name: str, x: Any, dtype: Any) -> Any:
+    """``dtype=`` of mean/var/std: compute in it (NumPy's accumulator dtype)."""
+    return x if dtype is None else _array_like(x).astype(_dtypes.as_dtype(dtype, name), copy=False)
 
 
-def var(x: Any, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
-    return _reduce("var", x, axis, keepdims, correction=float(correction if ddof is None else ddof))
+def mean(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True:
+        return _numpy_keywords("mean", x, axis, keepdims, out, where, None, dtype=dtype)
+    return _reduce("mean", _in_dtype("mean", x, dtype), axis, keepdims)
 
 
-def std(x: Any, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False, ddof: Any = None) -> Any:
-    return _reduce("std", x, axis, keepdims, correction=float(correction if ddof is None else ddof))
+def _moment(name: str, x: Any, axis: Any, dtype: Any, out: Any, ddof: Any, keepdims: bool, where: Any,
+            correction: float) -> Any:  # fmt: skip
+    c = float(correction if ddof is None else ddof)
+    if out is not None or where is not True:
+        return _numpy_keywords(name, x, axis, keepdims, out, where, None, dtype=dtype, correction=c)
+    return _reduce(name, _in_dtype(name, x, dtype), axis, keepdims, correction=c)
+
+
+def var(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = None, keepdims: bool = False,
+        *, where: Any = True, correction: float = 0.0) -> Any:  # fmt: skip
+    return _moment("var", x, axis, dtype, out, ddof, keepdims, where, correction)
+
+
+def std(x: Any, /, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = None, keepdims: bool = False,
+        *, where: Any = True, correction: float = 0.0) -> Any:  # fmt: skip
+    return _moment("std", x, axis, dtype, out, ddof, keepdims, where, correction)
 
 
 def _extreme(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -256,23 +292,33 @@ def _extreme(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
     axes = tuple(range(x.ndim)) if axis is None else normalize_axes(name, axis, x.ndim)
     if builtins.any(x.shape[a] == 0 for a in axes) or (not axes and x.size == 0):
         raise ValueError(f"{name}: zero-size array (shape {x.shape}) has no {name}imum along axis={axis}; "
-                         f"pass an array with elements, or use where= in NumPy terms (not supported)")  # fmt: skip
+                         f"pass an array with elements, or initial= (the value of an empty reduction)")  # fmt: skip
     return bind(TABLE[name], (x,), {"axes": axes, "keepdims": bool(keepdims)})
 
 
-def max(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
+def max(x: Any, /, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,  # noqa: A001
+        where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True or initial is not None:
+        return _numpy_keywords("max", x, axis, keepdims, out, where, initial)
     return _extreme("max", x, axis, keepdims)
 
 
-def min(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
+def min(x: Any, /, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,  # noqa: A001
+        where: Any = True) -> Any:  # fmt: skip
+    if out is not None or where is not True or initial is not None:
+        return _numpy_keywords("min", x, axis, keepdims, out, where, initial)
     return _extreme("min", x, axis, keepdims)
 
 
-def all(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
+def all(x: Any, /, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> Any:  # noqa: A001
+    if out is not None or where is not True:
+        return _numpy_keywords("all", x, axis, keepdims, out, where, None)
     return _reduce("all", x, axis, keepdims)
 
 
-def any(x: Any, /, axis: Any = None, *, keepdims: bool = False) -> Any:  # noqa: A001
+def any(x: Any, /, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> Any:  # noqa: A001
+    if out is not None or where is not True:
+        return _numpy_keywords("any", x, axis, keepdims, out, where, None)
     return _reduce("any", x, axis, keepdims)
 
 
@@ -293,12 +339,20 @@ def _argext(name: str, x: Any, axis: Any, keepdims: bool) -> Any:
     return bind(TABLE[name], (x,), {"axis": axis, "keepdims": bool(keepdims)})
 
 
-def argmax(x: Any, /, axis: int | None = None, *, keepdims: bool = False) -> Any:
-    return _argext("argmax", x, axis, keepdims)
+def argmax(x: Any, /, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    result = _argext("argmax", x, axis, keepdims)
+    return result if out is None else _finish("argmax", result, out)
 
 
-def argmin(x: Any, /, axis: int | None = None, *, keepdims: bool = False) -> Any:
-    return _argext("argmin", x, axis, keepdims)
+def argmin(x: Any, /, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    result = _argext("argmin", x, axis, keepdims)
+    return result if out is None else _finish("argmin", result, out)
+
+
+def _finish(name: str, result: Any, out: Any) -> Any:
+    from autopar.arrays import _keywords
+
+    return _keywords.finish(name, result, out)
 
 
 def _scan(name: str, x: Any, axis: Any, dtype: Any, include_initial: bool) -> Any:
@@ -321,10 +375,12 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None, in
     return _scan("cumulative_prod", x, axis, dtype, include_initial)
 
 
-def cumsum(x: Any, axis: int | None = None, dtype: Any = None) -> Any:
+def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """NumPy's ``cumsum``: over the flattened array when ``axis`` is None."""
-    return _scan("cumsum", x, axis, dtype, False)
+    result = _scan("cumsum", x, axis, dtype, False)
+    return result if out is None else _finish("cumsum", result, out)
 
 
-def cumprod(x: Any, axis: int | None = None, dtype: Any = None) -> Any:
-    return _scan("cumprod", x, axis, dtype, False)
+def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    result = _scan("cumprod", x, axis, dtype, False)
+    return result if out is None else _finish("cumprod", result, out)

@@ -160,14 +160,39 @@ def _scalar_like(value: Any, like: Any) -> Any:
     return full((), value, dtype=d, device=like.device)
 
 
-def sort(x: Any, /, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Any:
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _kind(op: str, kind: Any, order: Any) -> None:
+    """NumPy's ``kind=``: every kind is accepted and the sort is stable (a valid answer for each);
+    ``order=`` names fields of structured arrays, which autopar does not have."""
+    if kind not in _KINDS:
+        raise ValueError(f"{op}: kind={kind!r}; expected one of 'quicksort', 'mergesort', 'heapsort', 'stable'")
+    if order is not None:
+        raise TypeError(f"{op}: order={order!r} is not supported (autopar has no structured arrays); "
+                        f"sort by several keys with lexsort, or argsort one key at a time, least significant first")
+
+
+def sort(x: Any, /, axis: int = -1, kind: Any = None, order: Any = None, *, descending: bool = False,
+         stable: bool = True) -> Any:  # fmt: skip
+    _kind("sort", kind, order)
+    if axis is None:  # NumPy: the flattened array
+        from autopar.arrays._manipulation import reshape
+
+        x, axis = reshape(_array_like(x), (-1,)), -1
     x = _array_like(x)
     if x.ndim == 0:
         raise ValueError("sort: a 0-d array cannot be sorted along an axis")
     return bind(TABLE["sort"], (x,), {"axis": normalize_axis("sort", axis, x.ndim), "descending": bool(descending)})
 
 
-def argsort(x: Any, /, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Any:
+def argsort(x: Any, /, axis: int = -1, kind: Any = None, order: Any = None, *, descending: bool = False,
+            stable: bool = True) -> Any:  # fmt: skip
+    _kind("argsort", kind, order)
+    if axis is None:
+        from autopar.arrays._manipulation import reshape
+
+        x, axis = reshape(_array_like(x), (-1,)), -1
     x = _array_like(x)
     if x.ndim == 0:
         raise ValueError("argsort: a 0-d array cannot be sorted along an axis")

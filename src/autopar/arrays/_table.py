@@ -158,13 +158,15 @@ def comparing(category: str = "any") -> DtypeRule:
     return rule
 
 
-def floating(category: str = "numeric") -> DtypeRule:
-    """Inputs promoted, then made floating (``sqrt(int_array)`` is float32)."""
+def floating(category: str = "numeric", ufunc: bool = False) -> DtypeRule:
+    """Inputs promoted, then made floating: integers become the default float (``int / int``), or for a
+    ``ufunc`` (``sqrt``, ``exp``) in NumPy mode NumPy's smallest safe float (``_dtypes.ufunc_float``)."""
+    to_float = _dtypes.ufunc_float if ufunc else _dtypes.to_float
 
     def rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
         for i, d in enumerate(dtypes):
             _dtypes.check_category(op, d, category, _arg(i, len(dtypes)))
-        r = _dtypes.to_float(_dtypes.result_type(*dtypes))
+        r = to_float(_dtypes.result_type(*dtypes))
         return (r,), (r,) * len(dtypes)
 
     return rule
@@ -186,7 +188,7 @@ def fixed(out: DType | Callable[[tuple[DType, ...], dict[str, Any]], tuple[DType
     def rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
         for i, d in enumerate(dtypes):
             _dtypes.check_category(op, d, category, _arg(i, len(dtypes)))
-        outs = out(dtypes, static) if callable(out) else (out,)
+        outs = (out,) if isinstance(out, DType) else out(dtypes, static)
         return outs, None
 
     return rule

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays._dtypes import DType
+from autopar.arrays._dtypes import DType, numpy_mode
 
 Shape = tuple[int, ...]
 
@@ -63,6 +63,9 @@ class Storage(engine.Var):
 
     __slots__ = ("tensor", "lane", "shape", "dtype", "device", "_strides", "contiguous")
     remote = False  # a cluster node holds the data (``_remote.RemoteStorage``); no tensor here
+    # Made in NumPy mode (``_dtypes``' note): ops on it follow NumPy's dtype defaults. A class attribute
+    # (``NumpyStorage`` says True), so marking costs an array nothing: no slot to fill, one lookup to read.
+    npmode = False
 
     def __init__(
         self,
@@ -110,6 +113,20 @@ class Storage(engine.Var):
         if t is None:
             t = self.tensor = torch.empty(self.shape, dtype=self.dtype.torch, device=self.device.torch_device)
         return t
+
+
+class NumpyStorage(Storage):
+    """A storage made in NumPy mode (``Storage.npmode``)."""
+
+    __slots__ = ()
+    npmode = True
+
+
+def storage(shape: Shape, dtype: DType, device: Any, tensor: torch.Tensor | None = None,
+            lane: str | None = "compute", npmode: bool | None = None) -> Storage:  # fmt: skip
+    """A new storage, marked if made in NumPy mode (``npmode``; None: if this thread is in it)."""
+    cls = NumpyStorage if (numpy_mode.on if npmode is None else npmode) else Storage
+    return cls(shape, dtype, device, tensor, lane)
 
 
 class View:

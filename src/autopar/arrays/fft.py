@@ -1,21 +1,25 @@
-"""``autopar.fft``: the Array API standard's Fourier transform extension."""
+"""``autopar.fft``: the Array API standard's Fourier transform extension, and NumPy's 2-D transforms."""
 
 from autopar.arrays._fft import (
     fft,
+    fft2,
     fftfreq,
     fftn,
     fftshift,
     hfft,
     ifft,
+    ifft2,
     ifftn,
     ifftshift,
     ihfft,
     irfft,
+    irfft2,
     irfftn,
     rfft,
+    rfft2,
     rfftfreq,
     rfftn,
 )
 
-__all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft", "irfft", "irfftn",
-           "rfft", "rfftfreq", "rfftn"]  # fmt: skip
+__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft", "irfft",
+           "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]  # fmt: skip

@@ -1,6 +1,8 @@
 """``autopar.npx``: MXNet's ``npx`` spellings.
 
-``npx.set_np()`` is a no-op (autopar arrays are always NumPy-like);
+``npx.set_np()`` keeps NumPy's shapes and arrays (autopar has no other);
+``set_np(dtype=True)`` makes float64 the default float, as in MXNet
+(``autopar.set_default_dtype``), and ``reset_np()`` float32 again.
 ``waitall``, ``cpu``/``gpu``/``num_gpus`` are autopar's own. The operators
 are the entries of ``autopar.nn.functional`` (``_nn.py``) under MXNet's names
 and arguments: ``relu``, ``sigmoid``, ``softmax``, ``log_softmax``,
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopar.arrays import _autograd, _nn
+from autopar.arrays import _autograd, _dtypes, _nn
 from autopar.arrays._elementwise import FUNCTIONS
 from autopar.arrays._manipulation import _array_like, normalize_axis, reshape
 from autopar.devices import cpu, gpu, num_gpus
@@ -25,11 +27,15 @@ sigmoid = FUNCTIONS["sigmoid"]
 
 
 def set_np(shape: bool = True, array: bool = True, dtype: bool = False) -> None:
-    """MXNet's switch to NumPy semantics: autopar has no other, so this does nothing."""
+    """MXNet's switch to NumPy semantics: ``dtype=True`` makes float64 the default float (NumPy's dtype
+    rules, ``autopar.set_default_dtype("float64")``); ``dtype=False`` float32. Shapes and arrays are
+    always NumPy's."""
+    _dtypes.set_default_dtype("float64" if dtype else "float32")
 
 
 def reset_np() -> None:
-    """A no-op, like :func:`set_np`."""
+    """Back to the deep-learning default, float32."""
+    _dtypes.set_default_dtype("float32")
 
 
 def softmax(data: Any, axis: int = -1) -> Any:
