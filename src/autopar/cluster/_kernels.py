@@ -17,7 +17,7 @@ KINDS = ("bind", "into", "read", "write", "copy", "seed", "grad")
 USER_CODE_OP = "call"  # the table entry whose static `fn` is the user's own function
 # The table entries that draw from the device's random generator (each run advances it): the draws
 # ("random", "random.choice") and dropout's mask -- every op bound with the generator's var as `state`.
-DRAWS = frozenset({"random", "random.choice", "dropout"})
+DRAWS = frozenset({"random", "random.choice", "random.draw", "dropout"})
 
 
 def idempotent(call: tuple[Any, ...]) -> bool:
