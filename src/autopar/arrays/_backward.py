@@ -54,8 +54,14 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
 
     All-or-nothing under Ctrl-C (``engine/_group.py``): an interrupt landing while it
     pushes is raised once every gradient op is pushed."""
+    from autopar.arrays import _interpreters
     from autopar.arrays._array import NDArray
 
+    if _interpreters.active:
+        hook = getattr(_interpreters.current(), "backward", None)
+        if hook is not None:  # a capture: it records the backward and runs it below (passing)
+            leaves: list[Leaf] = hook(heads, head_grads, retain_graph, what, before)
+            return leaves
     if create_graph:
         raise NotImplementedError(f"{what}: create_graph=True (higher-order gradients) is not supported")
     grads = [None] * len(heads) if head_grads is None else list(head_grads)

@@ -1,0 +1,238 @@
+"""Running a segment of a trace: a replay of its kernels, or the same function through ``torch.compile``.
+
+Design note
+-----------
+Each step of a segment becomes a *runner*, a closure over what the step
+recorded, called with the segment's environment: ``env[slot]`` is the
+tensor of a slot (preloaded from the storages for the slots the segment
+reads or writes in place, set by the step that makes it otherwise) and
+``aliases[slot]`` a leaf's tensor detached and marked ``requires_grad``, made
+by the first recorded step that reads it. A runner does what the eager
+interpreter's op does (``arrays/_eager.py``): read through the view, cast to
+the kernel dtype, call the kernel, store a fresh contiguous tensor (cloned
+where torch handed back an input or a view) or write through the target's
+view. The difference is gradients: a recorded step runs under
+``torch.enable_grad()`` on the leaves' aliases and the recorded results
+as they are, so the segment holds one torch graph from the leaves to the
+heads, and a :class:`~autopar._capture._trace.BackwardStep` is one
+``torch.autograd.grad`` over it -- torch's derivatives, as eagerly, with
+the same casts inside.
+
+:func:`body` strings the runners together: ``body(tensors)`` takes the
+preloaded tensors and returns the ones the segment publishes. ``replay``
+calls it as it is. ``compile`` calls ``torch.compile`` of a wrapper made
+fresh for each segment (its own code object, so dynamo's per-code cache
+limit is never shared between traces; ``dynamic=False``: a trace has static
+shapes), with ``mode="reduce-overhead"`` -- CUDA graphs -- on a CUDA device.
+The first compiled run happens on clones of the inputs: if dynamo or
+inductor cannot take the segment, it falls back to replay for good and says
+why (``Backend.reason``), and nothing was written twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from autopar.arrays import _views
+from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot
+
+Runner = Callable[[list[Any], dict[int, Any]], None]
+
+
+def _alias(env: list[Any], aliases: dict[int, Any], slot: int) -> Any:
+    t = aliases.get(slot)
+    if t is None:
+        t = aliases[slot] = env[slot].detach().requires_grad_()
+    return t
+
+
+def kernel_runner(step: KernelStep, slots: Sequence[Slot]) -> Runner:
+    kernel = step.entry.kernel
+    static = step.static
+    prepared: list[tuple[int, Any, Any, bool] | tuple[None, Any, None, bool]] = []
+    for i, (a, kd) in enumerate(zip(step.args, step.kernel_dtypes)):
+        if type(a) is Operand:
+            leaf = step.grad and i in step.positions and slots[a.slot].leaf is not None and slots[a.slot].kind != "internal"
+            prepared.append((a.slot, a.view, kd, leaf))
+        elif step.entry.scalars and i > 0:
+            prepared.append((None, a, None, False))
+        else:  # a 0-d CPU tensor, as eagerly (_eager._runner)
+            prepared.append((None, torch.tensor(a, dtype=kd), None, False))
+    grad = step.grad
+
+    def inputs(env: list[Any], aliases: dict[int, Any]) -> list[Any]:
+        tensors = []
+        for slot, view, kd, leaf in prepared:
+            if slot is None:
+                tensors.append(view)
+                continue
+            t = _alias(env, aliases, slot) if leaf else env[slot]
+            if view is not None:
+                t = _views.read(t, view)
+            if t.dtype is not kd:
+                t = t.to(kd)
+            tensors.append(t)
+        return tensors
+
+    def call(env: list[Any], aliases: dict[int, Any]) -> tuple[Any, list[Any]]:
+        tensors = inputs(env, aliases)
+        if grad:
+            with torch.enable_grad():
+                return kernel(*tensors, **static), tensors
+        return kernel(*tensors, **static), tensors
+
+    if step.target is not None:
+        target = step.target
+        tslot, tview = target.slot, target.view
+        tdtype = slots[tslot].dtype.torch
+
+        def run_into(env: list[Any], aliases: dict[int, Any]) -> None:
+            value, _ = call(env, aliases)
+            if type(value) is tuple:
+                value = value[0]
+            base = env[tslot]
+            if value.dtype is not tdtype:
+                value = value.to(tdtype)
+            elif _views.shares(value, base):
+                value = value.clone()
+            _views.write(base, tview, value)
+
+        return run_into
+    outs = step.outs
+    dtypes = [slots[o].dtype.torch for o in outs]
+    single = len(outs) == 1
+
+    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+        value, tensors = call(env, aliases)
+        values = (value,) if single else value
+        for o, d, v in zip(outs, dtypes, values):
+            if v.dtype is not d:
+                v = v.to(d)
+            elif v._is_view() or any(v is t for t in tensors):
+                v = v.clone(memory_format=torch.contiguous_format)
+            env[o] = v if v.is_contiguous() else v.contiguous()
+
+    return run
+
+
+def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
+    heads = step.heads
+    head_grads = step.head_grads
+    leaves = step.leaves
+    retain = step.retain
+
+    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+        outs: list[Any] = []
+        seeds: list[Any] = []
+        for h, g in zip(heads, head_grads):
+            t = aliases.get(h.slot, env[h.slot])
+            t = t if h.view is None else _views.read(t, h.view)
+            outs.append(t)
+            seeds.append(torch.ones_like(t) if g is None else _views.read(env[g.slot], g.view))
+        wanted = [aliases.get(slot) for slot, _, _ in leaves]
+        present = [t for t in wanted if t is not None]
+        with torch.enable_grad():
+            found = iter(torch.autograd.grad(outs, present, seeds, retain_graph=retain, allow_unused=True)
+                         if present else ())  # fmt: skip
+        for (slot, grad, overwrite), t in zip(leaves, wanted):
+            value: Any = next(found) if t is not None else None
+            base = env[grad.slot]
+            if value is None:
+                if not overwrite:
+                    continue
+                value = torch.zeros(slots[slot].shape, dtype=base.dtype, device=base.device)
+            if value.dtype is not base.dtype:
+                value = value.to(base.dtype)
+            if not overwrite:
+                value = _views.read(base, grad.view) + value
+            _views.write(base, grad.view, value)
+
+    return run
+
+
+def opaque_runner(step: OpaqueStep, slots: Sequence[Slot]) -> Runner:
+    """The op's own function (bound to the trace's CONST storages); then the slots it wrote, reloaded."""
+    fn = step.fn
+    written = tuple((s, slots[s].var) for s in step.writes)
+
+    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+        fn()
+        for s, storage in written:
+            t = getattr(storage, "tensor", None)
+            if t is not None:
+                env[s] = t
+
+    return run
+
+
+def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Sequence[int]) -> Callable[..., Any]:
+    """The segment as one function of its preloaded tensors, returning the tensors it publishes."""
+    loads, publish = tuple(loads), tuple(publish)
+
+    def run(*tensors: Any) -> tuple[Any, ...]:
+        env: list[Any] = [None] * size
+        for s, t in zip(loads, tensors):
+            env[s] = t
+        aliases: dict[int, Any] = {}
+        with torch.no_grad():
+            for r in runners:
+                r(env, aliases)
+        return tuple(env[s] for s in publish)
+
+    return run
+
+
+class Backend:
+    """How one segment runs: ``kind`` is ``"replay"`` or ``"compile"``; ``reason`` says why a
+    compile fell back to replay (empty otherwise)."""
+
+    def __init__(self, fn: Callable[..., Any], kind: str, cuda: bool, name: str) -> None:
+        self.fn = fn
+        self.kind = kind
+        self.reason = ""
+        self._compiled: Callable[..., Any] | None = None
+        self._cuda = cuda
+        self._name = name
+        self._lock = threading.Lock()
+
+    def __call__(self, *tensors: Any) -> tuple[Any, ...]:
+        if self.kind == "replay":
+            return self.fn(*tensors)
+        compiled = self._compiled
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled or self._warm(tensors)
+            if self.kind == "replay":
+                return self.fn(*tensors)
+        return compiled(*tensors)
+
+    def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
+        """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""
+        namespace: dict[str, Any] = {"_body": self.fn}
+        safe = "".join(c if c.isalnum() else "_" for c in self._name)
+        exec(f"def captured_{safe}(*tensors):\n    return _body(*tensors)\n", namespace)
+        wrapper = namespace[f"captured_{safe}"]
+        try:
+            compiled = torch.compile(wrapper, dynamic=False, mode="reduce-overhead" if self._cuda else None)
+            compiled(*[t.clone() if isinstance(t, torch.Tensor) else t for t in tensors])
+        except Exception as error:  # dynamo/inductor refused: replay, and say why
+            self.kind = "replay"
+            self.reason = f"torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]})"
+            return self.fn
+        self._compiled = compiled
+        return compiled
+
+
+def compiler_available() -> str:
+    """Empty when torch.compile can run here; else why not."""
+    import shutil
+
+    if not hasattr(torch, "compile"):
+        return "this torch has no torch.compile"
+    if not any(shutil.which(cc) for cc in ("cc", "gcc", "clang", "g++")):
+        return "no C compiler found (inductor needs one on CPU)"
+    return ""

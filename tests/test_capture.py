@@ -1,0 +1,302 @@
+"""autopar.capture against eager execution: randomized programs, gradients, re-tracing, the errors
+raised at trace time, failures and Ctrl-C inside a captured op (replay: no compiler needed)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import autopar as ap
+from autopar import autograd
+
+
+@pytest.fixture(autouse=True, params=["threaded", "naive"])
+def _engine(request):  # type: ignore[no-untyped-def]
+    ap.engine.set_engine(request.param)
+    yield request.param
+    try:
+        ap.waitall()
+    except BaseException:
+        pass
+    ap.engine.set_engine("threaded")
+
+
+# -- randomized programs --------------------------------------------------------------------------
+
+
+def _program(seed: int):  # type: ignore[no-untyped-def]
+    """A random straight-line program over three 4x4 float32 arrays: out-of-place and in-place ops,
+    writes through views, reductions, transposes, products; it returns some results."""
+    r = random.Random(seed)
+    lines = []
+    for _ in range(r.randint(4, 12)):
+        a, b = r.choice("xyzt"), r.choice("xyz")
+        c = r.random()
+        if c < 0.15:
+            lines.append(f"t = {a} * {b} + {r.choice([1, 2.5, -1])}")
+        elif c < 0.30:
+            lines.append(f"{r.choice('xyz')} += {a} * 0.5")
+        elif c < 0.40:
+            lines.append(f"{r.choice('xyz')}[1:] = {b}[:-1] - 1")
+        elif c < 0.50:
+            lines.append(f"t = ap.tanh({a}.T) - {b}.mean(axis=0)")
+        elif c < 0.60:
+            lines.append(f"t = ap.matmul({a}, {b}) / 4")
+        elif c < 0.70:
+            lines.append(f"{r.choice('xyz')} *= ap.exp(-ap.abs({a}))")
+        elif c < 0.80:
+            lines.append(f"t = {a}.sum(axis=1, keepdims=True) + {b}[::-1]")
+        elif c < 0.90:
+            lines.append(f"{r.choice('xyz')}[:, 0] = {a}[:, 1]")
+        else:
+            lines.append(f"t = ap.maximum({a}, {b}) - ap.where({a} > 0, {b}, 0.0)")
+    source = "def f(x, y, z):\n    t = x + y\n" + "".join(f"    {line}\n" for line in lines) + "    return t, (x.sum(), z[2])\n"
+    namespace: dict = {"ap": ap}
+    exec(source, namespace)
+    return namespace["f"], source
+
+
+def _inputs(seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    return [ap.asarray(rng.standard_normal((4, 4)).astype(np.float32)) for _ in range(3)]
+
+
+def _values(tree):  # type: ignore[no-untyped-def]
+    flat = [tree[0], *tree[1]]
+    return [a.numpy() for a in flat]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_programs_match_eager_call_after_call(seed: int) -> None:
+    f, source = _program(seed)
+    captured = ap.capture(f, mode="replay")
+    eager_args, captured_args = _inputs(seed), _inputs(seed)
+    for call in range(3):
+        want = _values(f(*eager_args))
+        got = _values(captured(*captured_args))
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"call {call} of\n{source}")
+        for w, g in zip(eager_args, captured_args):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6, err_msg=f"args after {call}\n{source}")
+    assert captured.traced == 1 and len(captured.traces) == 1
+
+
+def test_one_engine_op_per_call_named_after_the_function() -> None:
+    @ap.capture(mode="replay")
+    def step(x, y):  # type: ignore[no-untyped-def]
+        for _ in range(10):
+            x += 2 * y
+        return x.sum()
+
+    x, y = ap.zeros(8), ap.ones(8)
+    step(x, y)  # traced (eager)
+    ap.waitall()
+    with ap.profile() as prof:
+        total = step(x, y)
+        ap.waitall()
+    names = [r.name for r in prof.records]
+    assert names == ["step (captured: 21 ops, replay)"], names
+    assert total.item() == 320.0 and x.numpy()[0] == 40.0
+    assert "replay" in repr(step) and "1 of at most 8 traces" in repr(step)
+
+
+def test_closed_over_arrays_are_read_and_written_by_each_call() -> None:
+    w = ap.ones(3)
+    count = ap.zeros(())
+
+    @ap.capture(mode="replay")
+    def f(x):  # type: ignore[no-untyped-def]
+        count[...] = count + 1
+        return x * w
+
+    x = ap.arange(3.0)
+    f(x)
+    w[:] = 2.0  # seen by the next call: the captured array is read, not its value at trace time
+    np.testing.assert_array_equal(f(x).numpy(), [0.0, 2.0, 4.0])
+    f(x)
+    assert count.item() == 3.0
+
+
+def test_random_draws_follow_the_generator_as_eagerly() -> None:
+    draw = ap.capture(lambda n: ap.random.uniform(size=(n,)) * 2, mode="replay")
+    ap.random.seed(3)
+    got = [draw(3).numpy() for _ in range(3)]
+    ap.random.seed(3)
+    want = [(ap.random.uniform(size=(3,)) * 2).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(got, want)
+
+
+# -- re-tracing ------------------------------------------------------------------------------------
+
+
+def test_a_new_signature_traces_again_and_the_cache_is_bounded() -> None:
+    f = ap.capture(lambda x, k: x * k + 1, mode="replay", max_traces=2)
+    a = ap.ones(3)
+    f(a, 2)
+    f(a, 2)
+    assert f.traced == 1
+    f(a, 3)  # another value of a non-array argument
+    f(ap.ones(4), 3)  # another shape: the first trace is dropped (least recently used)
+    f(ap.ones(4, dtype="float64"), 3)  # another dtype
+    assert f.traced == 4 and len(f.traces) == 2
+    f(a, 2)  # dropped: traced again
+    assert f.traced == 5
+    np.testing.assert_array_equal(f(a, 2).numpy(), [3.0, 3.0, 3.0])
+    assert f(a, 1.0).dtype == ap.float32 and f.traced == 6  # 1.0 is not 1: its own signature
+
+
+def test_max_traces_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOPAR_CAPTURE_TRACES", "3")
+    assert ap.capture(lambda x: x).max_traces == 3
+    monkeypatch.setenv("AUTOPAR_CAPTURE_TRACES", "0")
+    with pytest.raises(ValueError, match="AUTOPAR_CAPTURE_TRACES='0'"):
+        ap.capture(lambda x: x)
+    with pytest.raises(ValueError, match="max_traces=0"):
+        ap.capture(lambda x: x, max_traces=0)
+    with pytest.raises(ValueError, match="mode='fast'"):
+        ap.capture(lambda x: x, mode="fast")
+
+
+# -- errors at trace time -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("read", ["float(x.sum())", "bool(x[0] > 0)", "x.numpy()", "x.item() if x.size == 1 else x.tolist()"])
+def test_reading_a_value_while_tracing_names_the_line_and_the_fix(read: str) -> None:
+    namespace: dict = {}
+    exec(f"def f(x):\n    y = x + 1\n    v = {read}\n    return y\n", namespace)
+    f = ap.capture(namespace["f"])
+    with pytest.raises(ap.CaptureError, match=r"reads the value .* at <string>:3.*autopar.where") as info:
+        f(ap.ones(2))
+    assert "static" in str(info.value)
+    assert f.traces == []
+
+
+def test_branching_on_a_value_raises_and_a_static_argument_is_the_fix() -> None:
+    def relu_or_not(x, flag):  # type: ignore[no-untyped-def]
+        if flag:
+            return ap.maximum(x, 0.0)
+        return x
+
+    def bad(x):  # type: ignore[no-untyped-def]
+        if x.sum() > 0:  # this line is named
+            return x
+        return -x
+
+    with pytest.raises(ap.CaptureError, match=r"test_capture.py:\d+ \(if x.sum\(\) > 0:"):
+        ap.capture(bad)(ap.ones(2))
+    f = ap.capture(relu_or_not, mode="replay")
+    x = ap.asarray([-1.0, 2.0])
+    assert f(x, True).tolist() == [0.0, 2.0] and f(x, False).tolist() == [-1.0, 2.0] and f.traced == 2
+
+
+def test_data_dependent_shapes_and_unhashable_arguments_raise() -> None:
+    with pytest.raises(ap.CaptureError, match="nonzero's result shape depends on the values"):
+        ap.capture(lambda x: ap.nonzero(x))(ap.ones(3))
+    with pytest.raises(ap.CaptureError, match="list.*not hashable|not hashable"):
+        ap.capture(lambda x, n: x)(ap.ones(2), np.ones(2))
+
+
+# -- gradients ------------------------------------------------------------------------------------
+
+
+def _params(seed: int, style: str):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    w = ap.asarray(rng.standard_normal((3, 2)).astype(np.float32))
+    b = ap.zeros(2)
+    for p in (w, b):
+        p.attach_grad() if style == "mxnet" else p.requires_grad_()
+    return w, b
+
+
+@pytest.mark.parametrize("style", ["mxnet", "torch"])
+def test_a_training_step_with_backward_and_update_matches_eager(style: str) -> None:
+    def step(w, b, X, y):  # type: ignore[no-untyped-def]
+        if style == "mxnet":
+            with autograd.record():
+                loss = ((ap.tanh(ap.matmul(X, w) + b) - y) ** 2).mean()
+            loss.backward()
+            w -= 0.1 * w.grad
+            b -= 0.1 * b.grad
+        else:
+            loss = ((ap.tanh(ap.matmul(X, w) + b) - y) ** 2).mean()
+            loss.backward()
+            with ap.no_grad():
+                w -= 0.1 * w.grad
+                b -= 0.1 * b.grad
+        return loss
+
+    captured = ap.capture(step, mode="replay")
+    rng = np.random.default_rng(1)
+    X = ap.asarray(rng.standard_normal((8, 3)).astype(np.float32))
+    y = ap.asarray(rng.standard_normal((8, 2)).astype(np.float32))
+    eager, mine = _params(0, style), _params(0, style)
+    for i in range(4):
+        want, got = step(*eager, X, y), captured(*mine, X, y)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        for e, m in zip(eager, mine):
+            np.testing.assert_allclose(m.numpy(), e.numpy(), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(m.grad.numpy(), e.grad.numpy(), rtol=1e-6, atol=1e-7)
+        if style == "torch" and i == 1:  # zero_grad(set_to_none): the captured call makes .grad again
+            for p in (*eager, *mine):
+                p.grad = None
+    assert captured.traced == 1
+
+
+# -- failures and Ctrl-C inside a captured op ------------------------------------------------------
+
+
+class Broken(ArithmeticError):
+    pass
+
+
+def test_a_failure_inside_fails_every_array_the_captured_op_writes() -> None:
+    fail = [False]
+
+    def maybe(t):  # type: ignore[no-untyped-def]
+        if fail[0]:
+            raise Broken("the kernel broke")
+        return t
+
+    @ap.capture(mode="replay")
+    def f(x, y):  # type: ignore[no-untyped-def]
+        x += 1
+        z = ap.call(maybe, y, shape=y.shape) * 2
+        return z, x.sum()
+
+    x, y, other = ap.zeros(2), ap.ones(2), ap.ones(2)
+    f(x, y)
+    fail[0] = True
+    z, s = f(x, y)
+    for written in (z, s, x):
+        with pytest.raises(Broken, match="the kernel broke"):
+            written.numpy()
+    assert y.tolist() == [1.0, 1.0] and (other + 1).tolist() == [2.0, 2.0]  # read only / untouched: fine
+    fail[0] = False
+    x2 = ap.zeros(2)
+    z2, s2 = f(x2, y)  # the engine goes on
+    assert z2.tolist() == [2.0, 2.0] and s2.item() == 2.0
+
+
+def test_ctrl_c_inside_a_captured_op_is_stored_on_its_writes_and_the_engine_goes_on(_engine: str) -> None:
+    interrupt = [False]
+
+    def maybe(t):  # type: ignore[no-untyped-def]
+        if interrupt[0]:
+            raise KeyboardInterrupt
+        return t + 1
+
+    f = ap.capture(lambda x: ap.call(maybe, x, shape=x.shape) * 3, mode="replay")
+    x = ap.ones(2)
+    f(x)
+    interrupt[0] = True
+    try:
+        out = f(x)
+    except KeyboardInterrupt:  # the naive policy runs the op on this thread: raised here, and stored
+        assert _engine == "naive"
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            out.numpy()
+    interrupt[0] = False
+    assert f(x).tolist() == [6.0, 6.0]
