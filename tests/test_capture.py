@@ -300,3 +300,47 @@ def test_ctrl_c_inside_a_captured_op_is_stored_on_its_writes_and_the_engine_goes
             out.numpy()
     interrupt[0] = False
     assert f(x).tolist() == [6.0, 6.0]
+
+
+# -- the backends ---------------------------------------------------------------------------------
+
+
+def test_compile_fuses_a_loop_and_says_so(_engine: str) -> None:
+    if _engine == "naive":
+        pytest.skip("one compile is enough (torch.compile takes seconds here)")
+    pytest.importorskip("torch._inductor")
+    from autopar._capture import _backends
+
+    if _backends.compiler_available():
+        pytest.skip(_backends.compiler_available())
+
+    def loop(x, y):  # type: ignore[no-untyped-def]
+        for _ in range(5):
+            x += 2 * y
+        return ap.tanh(x) - 1
+
+    f = ap.capture(loop, mode="compile")
+    x, y, xe = ap.zeros(16), ap.arange(16.0), ap.zeros(16)
+    for _ in range(3):
+        got, want = f(x, y), loop(xe, y)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(x.numpy(), xe.numpy(), rtol=1e-6)
+    assert f.traces[0].backend == "compile" and "compile" in repr(f)
+    with ap.profile() as prof:
+        f(x, y)
+        ap.waitall()
+    assert [r.name for r in prof.records] == ["loop (captured: 12 ops, compile)"]
+
+
+def test_without_a_compiler_it_replays_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopar._capture import _backends
+
+    monkeypatch.setattr(_backends, "compiler_available", lambda: "no C compiler found (inductor needs one on CPU)")
+    f = ap.capture(lambda x: ap.exp(x) + x * 2)
+    x = ap.ones(3)
+    f(x)
+    assert f(x).tolist() == pytest.approx([np.e + 2] * 3)
+    assert f.traces[0].backend == "replay" and "no C compiler" in repr(f)
+    g = ap.capture(lambda n: ap.random.uniform(size=(n,)) + 1)  # random draws: replayed, said
+    g(2)
+    assert g.traces[0].backend == "replay" and "random" in repr(g)

@@ -79,7 +79,12 @@ class Program:
                     reason = "one kernel: nothing to fuse"
                 else:
                     kind = "compile"
-            seg.run = _backends.Backend(fn, kind, seg.device.kind == "cuda", name)
+            to_compile = None
+            if kind == "compile":
+                to_compile = _backends.body([_backends.kernel_runner(self.steps[i], self.slots, True)  # type: ignore[arg-type]
+                                             if type(self.steps[i]) is KernelStep else runners[k]
+                                             for k, i in enumerate(seg.steps)], len(self.slots), seg.loads, seg.publish)  # fmt: skip
+            seg.run = _backends.Backend(fn, kind, seg.device.kind == "cuda", name, to_compile)
             seg.run.reason = reason
 
     # -- description ------------------------------------------------------------------------------------
