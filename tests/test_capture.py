@@ -341,6 +341,7 @@ def test_without_a_compiler_it_replays_and_says_why(monkeypatch: pytest.MonkeyPa
     f(x)
     assert f(x).tolist() == pytest.approx([np.e + 2] * 3)
     assert f.traces[0].backend == "replay" and "no C compiler" in repr(f)
+    monkeypatch.undo()
     g = ap.capture(lambda n: ap.random.uniform(size=(n,)) + 1)  # random draws: replayed, said
     g(2)
     assert g.traces[0].backend == "replay" and "random" in repr(g)
