@@ -40,13 +40,13 @@ import torch
 from autopar.arrays import _views
 from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot
 
-Runner = Callable[[list[Any], dict[int, Any]], None]
+Runner = Callable[[list[Any], dict[Any, Any]], None]
 
 
 _numbers: dict[Any, torch.Tensor] = {}  # (type, value, dtype) -> its 0-d tensor, shared by every trace (read only)
 
 
-def _alias(env: list[Any], aliases: dict[int, Any], slot: int) -> Any:
+def _alias(env: list[Any], aliases: dict[Any, Any], slot: int) -> Any:
     t = aliases.get(slot)
     if t is None:
         t = aliases[slot] = env[slot].detach().requires_grad_()
@@ -74,7 +74,7 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
             prepared.append((None, number, None, False))
     grad = step.grad
 
-    def inputs(env: list[Any], aliases: dict[int, Any]) -> list[Any]:
+    def inputs(env: list[Any], aliases: dict[Any, Any]) -> list[Any]:
         tensors = []
         for slot, view, kd, leaf in prepared:
             if slot is None:
@@ -88,11 +88,12 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
             tensors.append(t)
         return tensors
 
-    def call(env: list[Any], aliases: dict[int, Any]) -> tuple[Any, list[Any]]:
-        tensors = inputs(env, aliases)
-        if grad:
+    def call(env: list[Any], aliases: dict[Any, Any]) -> tuple[Any, list[Any]]:
+        if grad:  # the views and casts of the inputs are part of the graph too
             with torch.enable_grad():
+                tensors = inputs(env, aliases)
                 return kernel(*tensors, **static), tensors
+        tensors = inputs(env, aliases)
         return kernel(*tensors, **static), tensors
 
     if step.target is not None:
@@ -100,7 +101,7 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
         tslot, tview = target.slot, target.view
         tdtype = slots[tslot].dtype.torch
 
-        def run_into(env: list[Any], aliases: dict[int, Any]) -> None:
+        def run_into(env: list[Any], aliases: dict[Any, Any]) -> None:
             value, _ = call(env, aliases)
             if type(value) is tuple:
                 value = value[0]
@@ -116,7 +117,7 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
     dtypes = [slots[o].dtype.torch for o in outs]
     single = len(outs) == 1
 
-    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
         value, tensors = call(env, aliases)
         values = (value,) if single else value
         for o, d, v in zip(outs, dtypes, values):
@@ -133,9 +134,10 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
     heads = step.heads
     head_grads = step.head_grads
     leaves = step.leaves
-    retain = step.retain
+    above, below = step.above, step.below
+    retain = step.retain or bool(below)  # a piece before another: the graph below it is still needed
 
-    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
         outs: list[Any] = []
         seeds: list[Any] = []
         for h, g in zip(heads, head_grads):
@@ -143,11 +145,16 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
             t = t if h.view is None else _views.read(t, h.view)
             outs.append(t)
             seeds.append(torch.ones_like(t) if g is None else _views.read(env[g.slot], g.view))
+        for s in above:  # a later piece of a cut backward: from where the piece before it stopped
+            g = aliases.pop(("grad", s), None)
+            if g is not None:
+                outs.append(env[s])
+                seeds.append(g)
         wanted = [aliases.get(slot) for slot, _, _ in leaves]
-        present = [t for t in wanted if t is not None]
+        present = [t for t in wanted if t is not None] + [env[s] for s in below]
         with torch.enable_grad():
             found = iter(torch.autograd.grad(outs, present, seeds, retain_graph=retain, allow_unused=True)
-                         if present else ())  # fmt: skip
+                         if present and outs else [None] * len(present))  # fmt: skip
         for (slot, grad, overwrite), t in zip(leaves, wanted):
             value: Any = next(found) if t is not None else None
             base = env[grad.slot]
@@ -160,6 +167,10 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
             if not overwrite:
                 value = _views.read(base, grad.view) + value
             _views.write(base, grad.view, value)
+        for s in below:
+            passed = next(found)
+            if passed is not None:
+                aliases[("grad", s)] = passed
 
     return run
 
@@ -169,7 +180,7 @@ def opaque_runner(step: OpaqueStep, slots: Sequence[Slot]) -> Runner:
     fn = step.fn
     written = tuple((s, slots[s].var) for s in step.writes)
 
-    def run(env: list[Any], aliases: dict[int, Any]) -> None:
+    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
         fn()
         for s, storage in written:
             t = getattr(storage, "tensor", None)
@@ -183,11 +194,10 @@ def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Se
     """The segment as one function of its preloaded tensors, returning the tensors it publishes."""
     loads, publish = tuple(loads), tuple(publish)
 
-    def run(*tensors: Any) -> tuple[Any, ...]:
-        env: list[Any] = [None] * size
+    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None) -> tuple[Any, ...]:
+        env, aliases = ([None] * size, {}) if shared is None else shared  # a chain's segments share theirs
         for s, t in zip(loads, tensors):
             env[s] = t
-        aliases: dict[int, Any] = {}
         with torch.no_grad():
             for r in runners:
                 r(env, aliases)
@@ -211,9 +221,9 @@ class Backend:
         self._name = name
         self._lock = threading.Lock()
 
-    def __call__(self, *tensors: Any) -> tuple[Any, ...]:
+    def __call__(self, *tensors: Any, shared: Any = None) -> tuple[Any, ...]:
         if self.kind == "replay":
-            return self.fn(*tensors)
+            return self.fn(*tensors, shared=shared)
         compiled = self._compiled
         if compiled is None:
             with self._lock:

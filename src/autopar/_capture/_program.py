@@ -47,6 +47,10 @@ class Program:
         self.kernels = sum(1 for s in self.steps if type(s) is KernelStep)
         self.calls = 0
         self.externals = [s for s in self.slots if s.kind != INTERNAL]
+        counts: dict[int, int] = {}
+        for seg in self.segments:
+            counts[seg.chain] = counts.get(seg.chain, 0) + 1
+        self.chained = {chain: n > 1 for chain, n in counts.items()}
         self.fresh = sorted({s for seg in self.segments for s in (*seg.reads, *seg.writes)
                              if self.slots[s].kind == INTERNAL})  # fmt: skip
         self.opaque = any(has_opaque(self.steps, seg) for seg in self.segments)
@@ -73,6 +77,8 @@ class Program:
                     reason = why_not
                 elif has_opaque(self.steps, seg):
                     reason = "it holds an engine op pushed directly (an optimizer's fused update)"
+                elif any(other.chain == seg.chain and other is not seg for other in self.segments):
+                    reason = "its backward is cut at gradient buckets (pieces share one torch graph)"
                 elif has_random(self.steps, seg):
                     reason = "it draws random numbers (torch.compile's generator differs from eager's)"
                 elif mode == "auto" and kernels < 2:
@@ -115,8 +121,7 @@ class Program:
             if slot.kind != GRAD:
                 continue
             owner = self.slots[slot.source]
-            array = arrays[owner.source] if owner.kind == ARG else owner.leaf
-            ag = getattr(array, "_ag", None)
+            ag = getattr(arrays[owner.source], "_ag", None) if owner.kind == ARG else owner.leaf
             if type(ag) is not Leaf:
                 return STALE
             grad = ag.grad
@@ -126,9 +131,9 @@ class Program:
             storages[slot.index] = grad._storage
         for leaf_slot, g, view in self.grad_checks:
             owner = self.slots[leaf_slot]
-            array = arrays[owner.source] if owner.kind == ARG else owner.leaf
-            grad = array._ag.grad  # type: ignore[union-attr]
-            if grad._storage is not storages[g.slot] or _view_key(grad._view) != view or \
+            record = arrays[owner.source]._ag if owner.kind == ARG else owner.leaf
+            grad = record.grad  # type: ignore[union-attr]
+            if grad is None or grad._storage is not storages[g.slot] or _view_key(grad._view) != view or \
                     self.opaque and grad._storage is not self.slots[g.slot].var:
                 return STALE
         for s in self.fresh:
@@ -157,22 +162,28 @@ class Program:
 
     @atomic("a captured call")
     def _push(self, storages: list[Any]) -> None:
+        shared: dict[int, Any] = {}  # chain -> the environment its segments share (this call's)
         for seg in self.segments:
             if seg.device.kind == "cuda":
                 for s in seg.publish:
                     storages[s].lane = seg.lane
-            _eager.push(partial(_run_segment, seg, storages), tuple(storages[s] for s in seg.reads),
+            env = None
+            if self.chained[seg.chain]:
+                env = shared.get(seg.chain)
+                if env is None:
+                    env = shared[seg.chain] = ([None] * len(self.slots), {})
+            _eager.push(partial(_run_segment, seg, storages, env), tuple(storages[s] for s in seg.reads),
                         tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane)  # fmt: skip
 
 
-def _run_segment(seg: Segment, storages: list[Any]) -> None:
+def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
     """The engine op of one segment: preload, run the backend, publish what it made."""
     tensors = []
     for s in seg.loads:
         st = storages[s]
         t = st.tensor
         tensors.append(t if t is not None else st.base())
-    out = seg.run(*tensors)
+    out = seg.run(*tensors, shared=shared)
     for s, t in zip(seg.publish, out):
         storages[s].tensor = t.detach() if t.requires_grad else t
 

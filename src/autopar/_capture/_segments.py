@@ -42,6 +42,7 @@ class Segment:
     publish: tuple[int, ...] = ()  # internal storage-backed slots it makes, stored at its end
     ops: int = 0
     run: Any = None  # the backend (``_backends.Backend``)
+    chain: int = -1  # segments of one chain share one environment (a backward cut into pieces: ``_cuts.py``)
 
 
 def _produced(step: Step) -> tuple[int, ...]:
@@ -55,6 +56,7 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
     writer: dict[int, int] = {}  # slot -> the segment that last wrote it
     readers: dict[int, set[int]] = {}  # slot -> segments that read it since
     place: list[int] = []
+    graph: dict[Device, int] = {}  # device -> the segment of its latest backward's first piece
     for i, step in enumerate(steps):
         key = (step.device, step.lane)
         deps = {writer[s] for s in step.reads if s in writer}
@@ -63,7 +65,12 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
                 deps.add(writer[s])
             deps.update(readers.get(s, ()))
         here = latest.get(key)
-        if type(step) is BackwardStep:  # the torch graph lives in the segment of the recorded steps
+        if type(step) is BackwardStep and step.cut:  # a later piece: its own engine op, in the same graph
+            root = graph[step.device]
+            here = len(segments)
+            segments.append(Segment(step.device, step.lane, chain=segments[root].chain))
+            latest[key] = here
+        elif type(step) is BackwardStep:  # the torch graph lives in the segment of the recorded steps
             grads = {writer[h.slot] for h in step.heads if h.slot in writer}
             if len(grads) == 1:
                 here = grads.pop()
@@ -75,9 +82,10 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
                 raise CaptureError(f"capture({name}): backward over a graph that crosses devices or copies inside "
                                    f"the captured function is not captured; compute each device's loss on its own "
                                    f"device (parallel.DataParallel), or call the function without capture")  # fmt: skip
+            graph[step.device] = here
         elif here is None or any(d > here for d in deps):
             here = len(segments)
-            segments.append(Segment(step.device, step.lane))
+            segments.append(Segment(step.device, step.lane, chain=here))
             latest[key] = here
         segments[here].steps.append(i)
         place.append(here)
@@ -91,10 +99,12 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
     for i, step in enumerate(steps):
         for s in _produced(step):
             made_in[s] = place[i]
-    backed = {s.index for s in slots if s.kind != INTERNAL} | (returned & set(made_in))
+    # synthetic vars (dtype None: the order of a cut backward's pieces) are always the engine's
+    backed = {s.index for s in slots if s.kind != INTERNAL or s.dtype is None} | (returned & set(made_in))
+    chain = [segments[p].chain for p in place]
     for i, step in enumerate(steps):
         for s in step.reads | step.writes:
-            if s in made_in and made_in[s] != place[i]:
+            if s in made_in and segments[made_in[s]].chain != chain[i]:
                 backed.add(s)
     for seg in segments:
         reads: dict[int, None] = {}

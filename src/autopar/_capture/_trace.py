@@ -66,7 +66,7 @@ class Slot:
     dtype: Any
     device: Device
     source: Any = None
-    leaf: NDArray | None = None
+    leaf: Leaf | None = None  # the gradient record of a leaf on this storage (its .grad: a GRAD slot)
     var: Any = None  # the storage (or var) the trace saw
 
 @dataclass(slots=True, frozen=True)
@@ -111,6 +111,11 @@ class BackwardStep:
     lane: str = "compute"
     reads: set[int] = field(default_factory=set)
     writes: set[int] = field(default_factory=set)
+    # a piece of a backward cut at gradient buckets (``_cuts.py``): the slots whose gradients the piece
+    # before it computed (its heads), those whose gradients it computes for the piece after it
+    above: tuple[int, ...] = ()
+    below: tuple[int, ...] = ()
+    cut: bool = False  # not the first piece: an engine op of its own, in the first piece's graph
 
 
 @dataclass(slots=True)
@@ -168,12 +173,12 @@ class Tracer:
         self._note_leaf(array)
 
     def _note_leaf(self, array: NDArray) -> None:
-        ag = array._ag
-        if type(ag) is Leaf:
+        leaf = _leaf_of(array._ag)
+        if leaf is not None:
             slot = self.by_var[id(array._storage)]
-            self.leaves.setdefault(id(ag), slot)
+            self.leaves.setdefault(id(leaf), slot)
             if self.slots[slot].leaf is None:
-                self.slots[slot].leaf = array
+                self.slots[slot].leaf = leaf
 
     def operand(self, array: NDArray) -> Operand:
         s = array._storage
@@ -184,7 +189,7 @@ class Tracer:
                                    f"captured; call the function without autopar.capture")  # fmt: skip
             found = self._new(CONST, s, s.shape, s.dtype, s.device, s)
         ag = array._ag
-        if ag is not None and type(ag) is not Leaf and self.slots[found].kind != INTERNAL:
+        if ag is not None and _leaf_of(ag) is None and self.slots[found].kind != INTERNAL:
             raise CaptureError(
                 f"capture({self.name}): an array (shape {array.shape}) made by a recorded operation outside the "
                 f"function is used inside it, at {user_line()}; gradients do not flow across a captured function's "
@@ -283,7 +288,8 @@ class Tracer:
         step.writes = slots_w
         self.steps.append(step)
 
-    def backward(self, heads: Any, head_grads: Any, retain_graph: bool, what: str, before: Any) -> Any:
+    def backward(self, heads: Any, head_grads: Any, retain_graph: bool, what: str, before: Any,
+                 cuts: Any = None) -> Any:  # fmt: skip
         from autopar.arrays import _backward
 
         with _interpreters.passing():
@@ -316,13 +322,27 @@ class Tracer:
                                    f"parameter on {leaf.device}, no head there), at {user_line()}; this is not "
                                    f"captured: compute each device's loss on its own device (parallel.DataParallel)")  # fmt: skip
             found_part[2].append((slot, Operand(found, grad._view), overwrite))
+        from autopar._capture import _cuts
+
         for device, (hs, gs, ls) in by_device.items():
-            step = BackwardStep(what, tuple(hs), tuple(gs), tuple(ls), retain_graph, device)
-            step.reads = {o.slot for o in hs} | {o.slot for o in gs if o is not None} | {s for s, _, _ in ls} | \
-                {g.slot for _, g, o in ls if not o or g.view is not None}
-            step.writes = {g.slot for _, g, _ in ls}
-            self.steps.append(step)
+            whole = BackwardStep(what, tuple(hs), tuple(gs), tuple(ls), retain_graph, device)
+            pieces = _cuts.cut(self, whole, cuts) if cuts else None
+            for step in pieces or [whole]:
+                step.reads |= {o.slot for o in step.heads} | {o.slot for o in step.head_grads if o is not None} | \
+                    {s for s, _, _ in step.leaves} | {g.slot for _, g, o in step.leaves if not o or g.view is not None}
+                step.writes |= {g.slot for _, g, _ in step.leaves}
+                self.steps.append(step)
         return leaves
+
+
+def _leaf_of(ag: Any) -> Leaf | None:
+    """The leaf an array's record stands for: itself, or the leaf a chain of views starts from."""
+    while ag is not None and type(ag) is not Leaf:
+        node = ag.node
+        if node.rel is None:
+            return None
+        ag = node.inputs[0]
+    return ag
 
 
 def _as_array(value: Any, like: NDArray) -> NDArray:

@@ -67,7 +67,7 @@ class Interpreter(Protocol):
         updates): a tracing interpreter records it, or says why it cannot."""
 
     def backward(self, heads: Sequence[Any], head_grads: Sequence[Any] | None, retain_graph: bool, what: str,
-                 before: Any) -> Any:  # fmt: skip
+                 before: Any, cuts: Any) -> Any:  # fmt: skip
         """``backward(heads)`` called on this thread: return what ``_backward.backward`` returns (the
         leaves written). Run the real one with :func:`passing` around it."""
 

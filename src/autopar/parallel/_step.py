@@ -195,7 +195,9 @@ class DataParallel:
 
     @atomic("DataParallel.step()")
     def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
-        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets)}
+        cuts = [[row[i]._ag for row in self.replicas for i in indices] for indices in self.buckets]
+        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets,
+                                                 cuts=cuts)}  # fmt: skip
         used = [any(id(row[i]._ag) in reached for row in self.replicas) for i in range(len(self.replicas[0]))]
         scale = 1.0 / len(self.replicas) if self.average else 1.0
         optimizer = self.optimizer
