@@ -20,13 +20,14 @@ the same casts inside.
 
 :func:`body` strings the runners together: ``body(tensors)`` takes the
 preloaded tensors and returns the ones the segment publishes. ``replay``
-calls it as it is. ``compile`` calls ``torch.compile`` of a wrapper made
-fresh for each segment (its own code object, so dynamo's per-code cache
-limit is never shared between traces; ``dynamic=False``: a trace has static
-shapes), with ``mode="reduce-overhead"`` -- CUDA graphs -- on a CUDA device.
-The first compiled run happens on clones of the inputs: if dynamo or
-inductor cannot take the segment, it falls back to replay for good and says
-why (``Backend.reason``), and nothing was written twice.
+calls it as it is; ``compile`` runs the segment in stages through
+``torch.compile`` (``_staged.py``). The first compiled run happens on clones
+of the inputs: if dynamo or inductor cannot take the segment, it falls back
+to replay for good and says why (``Backend.reason``), and nothing was
+written twice. No dynamo guards: a trace is for one signature, so what
+dynamo would check (the closures' contents, the tensors' shapes and dtypes)
+is fixed -- and checking hundreds of them cost more than the kernels (0.45
+ms a call for a 200-op loop on a 2-core machine).
 """
 
 from __future__ import annotations
@@ -53,9 +54,40 @@ def _alias(env: list[Any], aliases: dict[Any, Any], slot: int) -> Any:
     return t
 
 
+def _positive_at_zero(base: torch.Tensor, view: Any) -> tuple[torch.Tensor, list[int] | None]:
+    """``_views._positive`` for a tensor at storage offset 0 (what dynamo can trace: no ``storage_offset()``)."""
+    offset, strides, flips = view.offset, view.strides, None
+    if any(s < 0 for s in strides):
+        flips = [i for i, s in enumerate(strides) if s < 0]
+        for i in flips:
+            offset += (view.shape[i] - 1) * strides[i]
+        strides = tuple(abs(s) for s in strides)
+    return base.as_strided(view.shape, strides, offset), flips
+
+
+def read_traced(base: torch.Tensor, view: Any) -> torch.Tensor:
+    if view is None:
+        return base
+    t, flips = _positive_at_zero(base, view)
+    return t.flip(flips) if flips else t
+
+
+def write_traced(base: torch.Tensor, view: Any, value: torch.Tensor) -> None:
+    if view is None:
+        base.copy_(value)
+        return
+    target, flips = _positive_at_zero(base, view)
+    if flips:
+        value = torch.broadcast_to(value, view.shape).flip(flips)
+    target.copy_(value)
+
+
 def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = False) -> Runner:
     """The step as eager execution runs it; ``compiling``: for dynamo, which cannot ask storages'
-    addresses -- results are always cloned (inductor drops the copies it does not need)."""
+    addresses or offsets -- results are always cloned (inductor drops the copies it does not need)
+    and views are taken at storage offset 0 (``_staged`` compiles only segments whose tensors are)."""
+    read = read_traced if compiling else _views.read
+    write = write_traced if compiling else _views.write
     kernel = step.entry.kernel
     static = step.static
     prepared: list[tuple[int, Any, Any, bool] | tuple[None, Any, None, bool]] = []
@@ -82,7 +114,7 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
                 continue
             t = _alias(env, aliases, slot) if leaf else env[slot]
             if view is not None:
-                t = _views.read(t, view)
+                t = read(t, view)
             if t.dtype is not kd:
                 t = t.to(kd)
             tensors.append(t)
@@ -110,15 +142,14 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
                 value = value.to(tdtype)
             elif compiling or _views.shares(value, base):
                 value = value.clone()
-            _views.write(base, tview, value)
+            write(base, tview, value)
 
         return run_into
     outs = step.outs
     dtypes = [slots[o].dtype.torch for o in outs]
     single = len(outs) == 1
 
-    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
-        value, tensors = call(env, aliases)
+    def store(env: list[Any], value: Any, tensors: list[Any]) -> None:
         values = (value,) if single else value
         for o, d, v in zip(outs, dtypes, values):
             if v.dtype is not d:
@@ -126,6 +157,14 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
             elif compiling or v._is_view() or any(v is t for t in tensors):
                 v = v.clone(memory_format=torch.contiguous_format)
             env[o] = v if compiling or v.is_contiguous() else v.contiguous()
+
+    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
+        value, tensors = call(env, aliases)
+        if grad:  # the casts and copies of the results are part of the graph too
+            with torch.enable_grad():
+                store(env, value, tensors)
+        else:
+            store(env, value, tensors)
 
     return run
 
@@ -210,15 +249,12 @@ class Backend:
     """How one segment runs: ``kind`` is ``"replay"`` or ``"compile"``; ``reason`` says why a
     compile fell back to replay (empty otherwise)."""
 
-    def __init__(self, fn: Callable[..., Any], kind: str, cuda: bool, name: str,
-                 to_compile: Callable[..., Any] | None = None) -> None:  # fmt: skip
+    def __init__(self, fn: Callable[..., Any], kind: str, make: Callable[[], Callable[..., Any]] | None = None) -> None:
         self.fn = fn
-        self.to_compile = to_compile or fn
         self.kind = kind
         self.reason = ""
+        self._make = make
         self._compiled: Callable[..., Any] | None = None
-        self._cuda = cuda
-        self._name = name
         self._lock = threading.Lock()
 
     def __call__(self, *tensors: Any, shared: Any = None) -> tuple[Any, ...]:
@@ -229,21 +265,14 @@ class Backend:
             with self._lock:
                 compiled = self._compiled or self._warm(tensors)
             if self.kind == "replay":
-                return self.fn(*tensors)
-        return compiled(*tensors)
+                return self.fn(*tensors, shared=shared)
+        return compiled(*tensors, shared=shared)
 
     def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
         """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""
-        namespace: dict[str, Any] = {"_body": self.to_compile}
-        safe = "".join(c if c.isalnum() else "_" for c in self._name)
-        exec(f"def captured_{safe}(*tensors):\n    return _body(*tensors)\n", namespace)
-        wrapper = namespace[f"captured_{safe}"]
         try:
-            # No guards: a trace is for one signature, so what dynamo would check (the closures' contents,
-            # the tensors' shapes and dtypes) is fixed -- and checking hundreds of them cost more than
-            # the kernels (0.45 ms a call for a 200-op loop on a 2-core machine).
-            compiled = torch.compile(wrapper, dynamic=False, mode="reduce-overhead" if self._cuda else None,
-                                     options={"guard_filter_fn": _no_guards})  # fmt: skip
+            assert self._make is not None
+            compiled = self._make()
             compiled(*[t.clone() if isinstance(t, torch.Tensor) else t for t in tensors])
         except Exception as error:  # dynamo/inductor refused: replay, and say why
             self.kind = "replay"
@@ -251,10 +280,6 @@ class Backend:
             return self.fn
         self._compiled = compiled
         return compiled
-
-
-def _no_guards(entries: Sequence[Any]) -> list[bool]:
-    return [False] * len(entries)
 
 
 def compiler_available() -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from autopar._capture import _backends
+from autopar._capture import _backends, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Tracer
 from autopar.arrays import _eager
@@ -85,12 +85,11 @@ class Program:
                     reason = "one kernel: nothing to fuse"
                 else:
                     kind = "compile"
-            to_compile = None
+            make = None
             if kind == "compile":
-                to_compile = _backends.body([_backends.kernel_runner(self.steps[i], self.slots, True)  # type: ignore[arg-type]
-                                             if type(self.steps[i]) is KernelStep else runners[k]
-                                             for k, i in enumerate(seg.steps)], len(self.slots), seg.loads, seg.publish)  # fmt: skip
-            seg.run = _backends.Backend(fn, kind, seg.device.kind == "cuda", name, to_compile)
+                make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
+                                    seg.publish, name, seg.device.kind == "cuda")  # fmt: skip
+            seg.run = _backends.Backend(fn, kind, make)
             seg.run.reason = reason
 
     # -- description ------------------------------------------------------------------------------------
