@@ -105,6 +105,9 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
                 number = _numbers[key] = torch.tensor(a, dtype=kd)
             prepared.append((None, number, None, False))
     grad = step.grad
+    fast = None if compiling or grad else _fast(step, prepared)
+    if fast is not None:
+        return fast
 
     def inputs(env: list[Any], aliases: dict[Any, Any]) -> list[Any]:
         tensors = []
@@ -140,7 +143,14 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
             base = env[tslot]
             if value.dtype is not tdtype:
                 value = value.to(tdtype)
-            elif compiling or _views.shares(value, base):
+            if compiling:  # functional: a new value of the slot (the stage copies it into its input at the end)
+                if tview is None:
+                    env[tslot] = torch.broadcast_to(value, base.shape).clone()
+                else:
+                    base = env[tslot] = base.clone()
+                    write(base, tview, value)
+                return
+            if _views.shares(value, base):
                 value = value.clone()
             write(base, tview, value)
 
@@ -167,6 +177,60 @@ def kernel_runner(step: KernelStep, slots: Sequence[Slot], compiling: bool = Fal
             store(env, value, tensors)
 
     return run
+
+
+def _fast(step: KernelStep, prepared: list[Any]) -> Runner | None:
+    """The dispatcher's lean paths, replayed: ``x += y`` by torch's in-place kernel on the target, and an
+    exact elementwise kernel (no cast, a fresh result) called as it is (``_dispatch``'s note)."""
+    kernel = step.entry.kernel
+    if any(view is not None for slot, view, _, _ in prepared if slot is not None):
+        return None
+    if step.target is not None and step.inplace is not None and step.target.view is None and len(prepared) == 2:
+        inplace, tslot = step.inplace, step.target.slot
+        (first, _, _, _), (other, value, kd, _) = prepared
+        if first != tslot:
+            return None
+        if other is None:  # x += 1
+
+            def run_number(env: list[Any], aliases: dict[Any, Any]) -> None:
+                inplace(env[tslot], value)
+
+            return run_number
+
+        def run_array(env: list[Any], aliases: dict[Any, Any]) -> None:
+            y = env[other]
+            inplace(env[tslot], y if y.dtype is kd else y.to(kd))
+
+        return run_array
+    if step.target is None and step.exact and len(step.outs) == 1 and not step.static:
+        out = step.outs[0]
+        if len(prepared) == 1:
+            (a, _, _, _), = prepared
+
+            def run_unary(env: list[Any], aliases: dict[Any, Any]) -> None:
+                env[out] = kernel(env[a])
+
+            return run_unary
+        if len(prepared) == 2:
+            (a, va, _, _), (b, vb, _, _) = prepared
+            if a is not None and b is not None:
+
+                def run_arrays(env: list[Any], aliases: dict[Any, Any]) -> None:
+                    env[out] = kernel(env[a], env[b])
+
+                return run_arrays
+            if a is not None:
+
+                def run_number(env: list[Any], aliases: dict[Any, Any]) -> None:
+                    env[out] = kernel(env[a], vb)
+
+                return run_number
+
+            def run_number_first(env: list[Any], aliases: dict[Any, Any]) -> None:
+                env[out] = kernel(va, env[b])
+
+            return run_number_first
+    return None
 
 
 def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:

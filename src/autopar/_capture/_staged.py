@@ -14,8 +14,11 @@ update fused by inductor, backward by AOTAutograd's compiled backward.
 
 A stage takes the tensors of the slots it reads that earlier steps made or
 the segment loaded (a leaf's *alias*, ``_backends._alias``, where a recorded
-step reads a leaf), and returns the slots it makes; writes into loaded
-tensors are input mutations, which torch.compile keeps. Each stage function
+step reads a leaf), and returns the slots it makes. Inside it, a write is
+functional -- the slot gets a new value -- and each input written is
+copied into once, at the end (an input mutation, which torch.compile
+keeps): a hundred ``x += 2*y`` are one fused loop and one copy, not a
+hundred buffers. Each stage function
 is made fresh (its own code object) and compiled with ``dynamic=False`` and
 no guards (``_backends.Backend``: a trace is one signature), with
 ``mode="reduce-overhead"`` -- CUDA graphs -- on a CUDA device (not run on a
@@ -49,7 +52,7 @@ def _compile(fn: Callable[..., Any], name: str, cuda: bool) -> Callable[..., Any
     return compiled
 
 
-def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int) -> tuple[Callable[..., Any], tuple[int, ...],
+def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed: set[int]) -> tuple[Callable[..., Any], tuple[int, ...],
                                                                                     tuple[int, ...], tuple[int, ...]]:  # fmt: skip
     """The stage's function, the slots it reads (env), the leaf slots it reads through aliases, the slots it makes."""
     runners = [_backends.kernel_runner(s, slots, compiling=True) for s in steps]
@@ -67,7 +70,7 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int) -> tup
         if s.target is not None and s.target.slot not in made:
             ins[s.target.slot] = None
         made.update(s.outs)
-    outs = tuple(o for s in steps for o in s.outs)
+    outs = tuple(o for s in steps for o in s.outs if o in needed)
     env_slots, alias_slots = tuple(ins), tuple(leaf_ins)
 
     def run(*tensors: Any) -> tuple[Any, ...]:
@@ -80,6 +83,9 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int) -> tup
         with torch.no_grad():
             for r in runners:
                 r(env, aliases)
+            for s, t in zip(env_slots, tensors):  # a slot written in the stage: its input gets the last value
+                if env[s] is not t:
+                    t.copy_(env[s])
         return tuple(env[o] for o in outs)
 
     return run, env_slots, alias_slots, outs
@@ -88,25 +94,29 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int) -> tup
 def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
          name: str, cuda: bool) -> Callable[[], Callable[..., Any]]:  # fmt: skip
     """A factory of the segment's compiled driver (called once, by ``Backend``'s first compiled run)."""
+    runs: list[list[Step]] = [[]]
+    for step in seg_steps:
+        if type(step) is KernelStep:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+            runs.append([])
+    runs = [r for r in runs if r]
 
     def factory() -> Callable[..., Any]:
         plan: list[Any] = []
-        run_of: list[KernelStep] = []
-
-        def close() -> None:
-            if run_of:
-                fn, env_slots, alias_slots, outs = _stage(list(run_of), slots, size)
-                plan.append(("stage", _compile(fn, f"{name}_{len(plan)}", cuda), env_slots, alias_slots, outs))
-                run_of.clear()
-
-        for step in seg_steps:
-            if type(step) is KernelStep:
-                run_of.append(step)
+        needed = set(publish)  # a stage returns only what is read after it (else inductor keeps every value)
+        for run_of in reversed(runs):
+            if type(run_of[0]) is not KernelStep:
+                step = run_of[0]
+                assert type(step) is BackwardStep
+                needed |= step.reads
+                plan.append(("eager", _backends.backward_runner(step, slots)))
                 continue
-            close()
-            assert type(step) is BackwardStep
-            plan.append(("eager", _backends.backward_runner(step, slots)))
-        close()
+            fn, env_slots, alias_slots, outs = _stage(run_of, slots, size, needed)  # type: ignore[arg-type]
+            plan.append(("stage", _compile(fn, f"{name}_{len(plan)}", cuda), env_slots, alias_slots, outs))
+            needed |= set(env_slots) | set(alias_slots)
+        plan.reverse()
 
         def driver(*tensors: Any, shared: Any = None) -> tuple[Any, ...]:
             env, aliases = ([None] * size, {}) if shared is None else shared

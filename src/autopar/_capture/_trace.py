@@ -93,6 +93,8 @@ class KernelStep:
     grad: bool = False  # recorded for gradients: run with torch's graph
     positions: frozenset[int] = frozenset()  # operands that require grad (leaves or recorded results)
     state: tuple[int, ...] = ()  # slots of extra vars read and written (a random generator's)
+    exact: bool = False  # the plan's lean kernel needs no cast and answers a fresh tensor of the result's dtype
+    inplace: Any = None  # torch's in-place method for ``x += y`` (``Plan.inplace``)
     reads: set[int] = field(default_factory=set)
     writes: set[int] = field(default_factory=set)
 
@@ -236,7 +238,7 @@ class Tracer:
         state = tuple(self.var_slot(v, entry.name) for v in options.get("state", ()))
         step = KernelStep(options.get("name") or entry.name, entry, plan.kernel_dtypes, static, operands, device,
                           options.get("lane", "compute"), outs=out_slots, grad=grad, positions=positions,
-                          state=state)  # fmt: skip
+                          state=state, exact=bool(plan.exact))  # fmt: skip
         step.reads = {o.slot for o in operands if type(o) is Operand} | set(state)
         step.writes = set(out_slots) | set(state)
         self.steps.append(step)
@@ -256,8 +258,10 @@ class Tracer:
         reads_target = any(type(o) is Operand and o.slot == aim.slot for o in operands)
         overwrite = not reads_target and _views.covers(storage, target._view)
         device = options.get("device") or target.device
+        inplace = plan.inplace if args and args[0] is target and options.get("casting", "same_kind") == "same_kind" \
+            else None  # fmt: skip
         step = KernelStep(what, entry, plan.kernel_dtypes, static, operands, device, options.get("lane", "compute"),
-                          target=aim, overwrite=overwrite)  # fmt: skip
+                          target=aim, overwrite=overwrite, inplace=inplace)  # fmt: skip
         step.reads = {o.slot for o in operands if type(o) is Operand} | (set() if overwrite else {aim.slot})
         step.writes = {aim.slot}
         self.steps.append(step)
