@@ -124,7 +124,7 @@ def lenet_step(steps: int = 10, repeats: int = 5, batch: int = 128) -> tuple[lis
         with torch.no_grad():
             for p in model.parameters():
                 if p.grad is not None:
-                    p -= 0.1 * p.grad
+                    p.sub_(0.1 * p.grad)
                     p.grad = None
         return loss
 
