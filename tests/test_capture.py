@@ -415,3 +415,26 @@ def test_a_data_parallel_step_is_captured_and_its_backward_cut_at_gradient_bucke
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_two_devices_get_one_engine_op_each_and_the_copy_its_own() -> None:
+    ap.set_cpu_devices(2)
+    try:
+        @ap.capture(mode="replay")
+        def f(a, b):  # type: ignore[no-untyped-def]
+            a += 1
+            b *= 2
+            return a.to(ap.cpu(1), non_blocking=True) + b
+
+        a, b = ap.ones(4), ap.ones(4, device=ap.cpu(1))
+        f(a, b)
+        ap.waitall()
+        with ap.profile() as prof:
+            out = f(a, b)
+            ap.waitall()
+        ops = sorted((r.device, r.lane) for r in prof.records if "captured" in r.name)
+        assert ops == [("cpu:0", "compute"), ("cpu:1", "compute"), ("cpu:1", "compute"), ("cpu:1", "copy")], ops
+        assert out.device == ap.cpu(1) and out.tolist() == [7.0] * 4 and b.tolist() == [4.0] * 4
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
