@@ -438,3 +438,26 @@ def test_two_devices_get_one_engine_op_each_and_the_copy_its_own() -> None:
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_auto_keeps_a_compiled_segment_only_where_it_runs_faster() -> None:
+    import time
+
+    from autopar._capture._backends import Backend
+
+    def quick(*tensors, shared=None):  # type: ignore[no-untyped-def]
+        return tensors
+
+    def slow(*tensors, shared=None):  # type: ignore[no-untyped-def]
+        time.sleep(0.01)  # a compiled segment that loses (not synchronisation: a cost)
+        return tensors
+
+    auto = Backend(quick, "compile", lambda: slow, choose=True)
+    auto(1)
+    assert auto.kind == "replay" and "not faster" in auto.reason
+    forced = Backend(quick, "compile", lambda: slow)  # mode="compile": kept
+    forced(1)
+    assert forced.kind == "compile" and forced.reason == ""
+    faster = Backend(slow, "compile", lambda: quick, choose=True)
+    faster(1)
+    assert faster.kind == "compile"

@@ -21,7 +21,10 @@ the same casts inside.
 :func:`body` strings the runners together: ``body(tensors)`` takes the
 preloaded tensors and returns the ones the segment publishes. ``replay``
 calls it as it is; ``compile`` runs the segment in stages through
-``torch.compile`` (``_staged.py``). The first compiled run happens on clones
+``torch.compile`` (``_staged.py``); ``auto`` compiles too, then times the
+compiled segment against its replay (the best of two runs each, on copies of
+the inputs) and keeps the faster -- on a small CPU ``torch.compile`` of a
+convolutional training step can be slower than its kernels run eagerly. The first compiled run happens on clones
 of the inputs: if dynamo or inductor cannot take the segment, it falls back
 to replay for good and says why (``Backend.reason``), and nothing was
 written twice. No dynamo guards: a trace is for one signature, so what
@@ -33,6 +36,7 @@ ms a call for a 200-op loop on a 2-core machine).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -313,9 +317,11 @@ class Backend:
     """How one segment runs: ``kind`` is ``"replay"`` or ``"compile"``; ``reason`` says why a
     compile fell back to replay (empty otherwise)."""
 
-    def __init__(self, fn: Callable[..., Any], kind: str, make: Callable[[], Callable[..., Any]] | None = None) -> None:
+    def __init__(self, fn: Callable[..., Any], kind: str, make: Callable[[], Callable[..., Any]] | None = None,
+                 choose: bool = False) -> None:  # fmt: skip
         self.fn = fn
         self.kind = kind
+        self._choose = choose  # mode="auto": keep the compiled segment only if it runs faster than the replay
         self.reason = ""
         self._make = make
         self._compiled: Callable[..., Any] | None = None
@@ -334,14 +340,27 @@ class Backend:
 
     def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
         """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""
+        clones = [t.clone() if isinstance(t, torch.Tensor) else t for t in tensors]
         try:
             assert self._make is not None
             compiled = self._make()
-            compiled(*[t.clone() if isinstance(t, torch.Tensor) else t for t in tensors])
+            compiled(*clones)
         except Exception as error:  # dynamo/inductor refused: replay, and say why
             self.kind = "replay"
             self.reason = f"torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]})"
             return self.fn
+        if self._choose:  # worth it? one more run of each, on the clones (the best of two, against noise)
+            spent = []
+            for run in (compiled, self.fn, compiled, self.fn):
+                start = time.perf_counter()
+                run(*clones)
+                spent.append(time.perf_counter() - start)
+            fused, replayed = min(spent[0::2]), min(spent[1::2])
+            if replayed < fused:
+                self.kind = "replay"
+                self.reason = (f"torch.compile was not faster here ({fused * 1e3:.2f} ms a call against "
+                               f"{replayed * 1e3:.2f} ms replayed)")  # fmt: skip
+                return self.fn
         self._compiled = compiled
         return compiled
 

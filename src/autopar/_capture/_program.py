@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import torch
 
 from autopar._capture import _backends, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
@@ -89,7 +88,7 @@ class Program:
             if kind == "compile":
                 make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
                                     seg.publish, name, seg.device.kind == "cuda")  # fmt: skip
-            seg.run = _backends.Backend(fn, kind, make)
+            seg.run = _backends.Backend(fn, kind, make, choose=mode == "auto")
             seg.run.reason = reason
 
     # -- description ------------------------------------------------------------------------------------
@@ -124,9 +123,8 @@ class Program:
             if type(ag) is not Leaf:
                 return STALE
             grad = ag.grad
-            if grad is None:  # dropped (zero_grad): zeros again, as backward makes them eagerly
+            if grad is None:  # dropped (zero_grad): made again, zeros when the segment loads it (_run_segment)
                 grad = ag.grad = make(ag.shape, ag.dtype, ag.device)
-                grad._storage.tensor = torch.zeros(ag.shape, dtype=ag.dtype.torch, device=ag.device.torch_device)
             storages[slot.index] = grad._storage
         for leaf_slot, g, view in self.grad_checks:
             owner = self.slots[leaf_slot]
@@ -181,7 +179,9 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
     for s in seg.loads:
         st = storages[s]
         t = st.tensor
-        tensors.append(t if t is not None else st.base())
+        if t is None:  # a .grad made by this call, or an array its failed producer never made: zeros,
+            t = st.base().zero_()  # made here, on the lane's stream (and so ordered on a GPU)
+        tensors.append(t)
     out = seg.run(*tensors, shared=shared)
     for s, t in zip(seg.publish, out):
         storages[s].tensor = t.detach() if t.requires_grad else t
