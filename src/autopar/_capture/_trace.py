@@ -260,6 +260,9 @@ class Tracer:
         device = options.get("device") or target.device
         inplace = plan.inplace if args and args[0] is target and options.get("casting", "same_kind") == "same_kind" \
             else None  # fmt: skip
+        if inplace is not None and len(args) == 2 and type(args[1]) is NDArray and args[1]._storage is not storage \
+                and storage.lane is None and args[1]._storage.lane is None:
+            inplace = None  # two storages of outside memory may overlap: computed, then copied (as eagerly)
         step = KernelStep(what, entry, plan.kernel_dtypes, static, operands, device, options.get("lane", "compute"),
                           target=aim, overwrite=overwrite, inplace=inplace)  # fmt: skip
         step.reads = {o.slot for o in operands if type(o) is Operand} | (set() if overwrite else {aim.slot})
