@@ -22,7 +22,7 @@ from typing import Any
 
 from autopar import _config
 from autopar._capture._program import STALE, Program
-from autopar._capture._trace import INTERNAL, Tracer
+from autopar._capture._trace import Tracer
 from autopar.arrays import _autograd, _interpreters
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
@@ -176,4 +176,4 @@ def capture(fn: Callable[..., Any] | None = None, *, mode: str = "auto", max_tra
     return Captured(fn, mode, max_traces)
 
 
-__all__ = ["INTERNAL", "Captured", "capture"]
+__all__ = ["Captured", "capture"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from autopar._capture import _backends, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
-from autopar._capture._trace import ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Tracer
+from autopar._capture._trace import ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer
 from autopar.arrays import _eager
 from autopar.arrays._array import NDArray, make
 from autopar.arrays._autograd import Leaf
@@ -187,4 +187,4 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
         storages[s].tensor = t.detach() if t.requires_grad else t
 
 
-__all__ = ["Program", "STALE", "Operand"]
+__all__ = ["Program", "STALE"]

@@ -52,8 +52,10 @@ def _compile(fn: Callable[..., Any], name: str, cuda: bool) -> Callable[..., Any
     return compiled
 
 
-def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed: set[int]) -> tuple[Callable[..., Any], tuple[int, ...],
-                                                                                    tuple[int, ...], tuple[int, ...]]:  # fmt: skip
+Stage = tuple[Callable[..., Any], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed: set[int]) -> Stage:
     """The stage's function, the slots it reads (env), the leaf slots it reads through aliases, the slots it makes."""
     runners = [_backends.kernel_runner(s, slots, compiling=True) for s in steps]
     made: set[int] = set()

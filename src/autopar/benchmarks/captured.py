@@ -4,8 +4,8 @@
   iteration: captured (compile, and replay) against ``torch.compile`` of the
   same loop on torch tensors (target: at most 2x torch.compile);
 - a LeNet training step (batch 128; forward, backward, SGD) captured on one
-  CPU device, against the same step ``torch.compile``'d (target: at most
-  1.1x) and in torch eager;
+  CPU device (compile, replay, and auto: whichever it chose), against the
+  same step ``torch.compile``'d (target: at most 1.1x) and in torch eager;
 - the captured data-parallel step on two CPU devices against one (target:
   at least 1.8x the samples/s), and against PyTorch DDP's eager step (two
   processes x 1 thread, ``ddp_baseline``; target: faster by at least the
@@ -136,7 +136,7 @@ def lenet_step(steps: int = 10, repeats: int = 5, batch: int = 128) -> tuple[lis
     X, y = ap.asarray(images), ap.asarray(labels)
     mine = {}
     ours_compile_s = {}
-    for mode in ("compile", "replay"):
+    for mode in ("compile", "replay", "auto"):
         net = models.build("lenet", 0)
         params = net.params
         for p in params:
