@@ -461,3 +461,23 @@ def test_auto_keeps_a_compiled_segment_only_where_it_runs_faster() -> None:
     faster = Backend(slow, "compile", lambda: quick, choose=True)
     faster(1)
     assert faster.kind == "compile"
+
+
+def test_exit_with_captured_calls_pending_finishes_them(_engine: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    if _engine == "naive":
+        pytest.skip("the naive policy runs each op at its push: nothing is pending at exit")
+    import subprocess
+    import sys
+
+    out = tmp_path / "x.npy"
+    script = f"""
+import numpy as np, autopar as ap
+f = ap.capture(lambda x: x.__iadd__(ap.tanh(x) * 0 + 1), mode="replay")
+x = ap.zeros(1000)
+for _ in range(50):
+    f(x)
+ap.call(lambda t: np.save({str(out)!r}, t.numpy()) or t, x, shape=x.shape)
+"""  # exits with the calls (and the save) still pending
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(out).tolist() == [50.0] * 1000
