@@ -33,7 +33,9 @@ layer pushes directly (an optimizer's fused update) becomes an
 the same function is right for every call); reading a value (``float(x)``,
 ``bool(x)``, ``x.numpy()``) and ops whose result shape depends on data raise
 :class:`~autopar.errors.CaptureError` naming the user's line and the fix.
-Python control flow on non-array values simply unrolls.
+Python control flow on non-array values simply unrolls -- and runs only at
+the trace: Python state the function changes (an optimizer's step count,
+state it makes at its first step) is changed once, by the trace.
 """
 
 from __future__ import annotations
@@ -158,6 +160,7 @@ class Tracer:
         self.steps: list[Step] = []
         self.keep: list[Any] = []  # the vars and storages the trace saw, alive while it is used
         self.written_leaves: set[int] = set()
+        self.dropped: set[int] = set()  # leaves whose .grad the function set to None (zero_grad) since their last backward
 
     # -- slots --------------------------------------------------------------------------------------
 
@@ -295,6 +298,15 @@ class Tracer:
         step.writes = slots_w
         self.steps.append(step)
 
+    def grad_set(self, leaf: Leaf, value: Any) -> None:
+        """``p.grad = value`` inside the function: None (``zero_grad``) makes its next backward overwrite."""
+        if value is not None:
+            raise CaptureError(
+                f"capture({self.name}): assigning an array to .grad inside the captured function, at "
+                f"{user_line()}, is not captured; assign it before the call, or write into it (p.grad[...] = 0)"
+            )
+        self.dropped.add(id(leaf))
+
     def backward(self, heads: Any, head_grads: Any, retain_graph: bool, what: str, before: Any,
                  cuts: Any = None) -> Any:  # fmt: skip
         from autopar.arrays import _backward
@@ -321,7 +333,9 @@ class Tracer:
                 found = self._new(GRAD, s, s.shape, s.dtype, s.device, slot)
             elif self.slots[found].kind == CONST:
                 self.slots[found].kind, self.slots[found].source = GRAD, slot
-            overwrite = leaf.req == "write" and slot not in self.written_leaves
+            # the first backward of a "write" leaf, or one whose .grad the function dropped: made afresh
+            overwrite = leaf.req == "write" and slot not in self.written_leaves or id(leaf) in self.dropped
+            self.dropped.discard(id(leaf))
             self.written_leaves.add(slot)
             found_part = by_device.get(leaf.device)
             if found_part is None:
