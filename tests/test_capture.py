@@ -513,3 +513,20 @@ def test_a_module_and_optimizer_step_with_zero_grad_inside_matches_eager() -> No
         np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(ap.CaptureError, match="assigning an array to .grad"):
         ap.capture(lambda p: setattr(p, "grad", ap.zeros(2)))(ap.ones(2, requires_grad=True))
+
+
+def test_a_backward_across_devices_inside_the_function_raises_with_the_fix() -> None:
+    ap.set_cpu_devices(2)
+    try:
+        w = ap.ones(3, requires_grad=True)
+
+        def step(x):  # type: ignore[no-untyped-def]
+            loss = (w.to(ap.cpu(1)) * x).sum()  # the gradient would flow back from cpu:1 to cpu:0
+            loss.backward()
+            return loss
+
+        with pytest.raises(ap.CaptureError, match=r"from one device to another .*parallel.DataParallel"):
+            ap.capture(step)(ap.ones(3, device=ap.cpu(1)))
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

@@ -274,6 +274,8 @@ class Tracer:
         return target
 
     def read(self, array: Any, what: str) -> None:
+        if what.startswith("waits"):  # a wait observes no value (x.to(device), wait_to_read): as eagerly
+            return
         raise CaptureError(
             f"capture({self.name}): the function {what} of an array (shape {array.shape}, {array.dtype}) while tracing, at "
             f"{user_line()}. A captured function is replayed later on values not known now, so it cannot convert "
