@@ -118,6 +118,29 @@ def test_lenet_with_one_replica_per_node_equals_one_device_on_the_whole_batch(co
             np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-4, atol=1e-5)
 
 
+def test_adam_with_one_replica_per_node_equals_torch_optim(connected) -> None:  # type: ignore[no-untyped-def]
+    """Adam on a node's device is table entries found by name (count, moments, parameter; the count
+    an array of the state there): the replicas follow torch.optim.Adam on the whole batch."""
+    devices = [ap.Device(N0), ap.Device(N1)]
+    rng = np.random.default_rng(12)
+    w0 = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in devices]
+    replicas = parallel.replicate([ap.asarray(w0)], devices)
+    trainer = parallel.DataParallel(replicas, parallel.adam(0.05, weight_decay=0.01))
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = torch.optim.Adam([tw], lr=0.05, weight_decay=0.01)
+    xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
+    for _ in range(3):
+        with autograd.record():
+            trainer.step([(ap.tanh(x @ p[0]) ** 2).sum() for x, p in zip(xd, replicas)])
+        opt.zero_grad()
+        (sum((torch.tanh(torch.from_numpy(x) @ tw) ** 2).sum() for x in xs) / 2).backward()  # type: ignore[union-attr]
+        opt.step()
+    for row in replicas:
+        np.testing.assert_allclose(row[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert [float(states[0][2].numpy()) for states in trainer.states] == [3.0, 3.0]
+
+
 def test_train_cli_trains_across_nodes(connected) -> None:  # type: ignore[no-untyped-def]
     proc = subprocess.run([sys.executable, "-m", "autopar", "train", "--cluster", connected.address, "--quick",
                            "--steps", "2", "--test-samples", "64", "--batch-size", "16", "--quiet"],

@@ -330,17 +330,20 @@ def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim
         np.testing.assert_array_equal(a.numpy(), b.numpy())  # the replicas never diverge
 
 
-@pytest.mark.parametrize("kind", ["sgd", "momentum"])
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
 def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
     """the contract on data parallelism/§4.2: a step with a bad label fails the parameters (and optimizer state) it would write;
     once they are restored, the next good step succeeds. The gradient buckets kept the failure
-    (every .grad is a partial write of its bucket), so every later step failed, forever."""
+    (every .grad is a partial write of its bucket), so every later step failed, forever. Adam: the
+    step count is state too (restored with it), so the failed step does not count: a count kept in
+    Python went on counting, and the next good step's bias correction was off torch's."""
     rng = np.random.default_rng(10)
     w0 = rng.standard_normal((4, 3)).astype(np.float32)
     xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2)]
     good = [np.array([0, 1]), np.array([2, 0])]
     replicas = parallel.replicate([ap.asarray(w0)], devices)
-    trainer = parallel.DataParallel(replicas, parallel.sgd(0.1, momentum=0.9 if kind == "momentum" else 0.0))
+    ours = parallel.adam(0.05) if kind == "adam" else parallel.sgd(0.1, momentum=0.9 if kind == "momentum" else 0.0)
+    trainer = parallel.DataParallel(replicas, ours)
     xd = [ap.asarray(x, device=d) for x, d in zip(xs, devices)]
 
     def step(labels):  # type: ignore[no-untyped-def]
@@ -367,7 +370,7 @@ def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> 
     within(60, ap.waitall)
     # the oracle: torch.optim with the two good steps only
     tw = torch.tensor(w0, requires_grad=True)
-    opt = torch.optim.SGD([tw], lr=0.1, momentum=0.9 if kind == "momentum" else 0.0)
+    opt = torch.optim.Adam([tw], lr=0.05) if kind == "adam" else torch.optim.SGD([tw], lr=0.1, momentum=0.9 if kind == "momentum" else 0.0)
     for _ in range(2):
         opt.zero_grad()
         (sum(TF.cross_entropy(torch.from_numpy(x) @ tw, torch.from_numpy(y)) for x, y in zip(xs, good)) / 2).backward()  # type: ignore[union-attr]

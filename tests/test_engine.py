@@ -138,6 +138,46 @@ def boom() -> None:
     raise Boom("kaput")
 
 
+def test_a_failures_cause_keeps_the_frames_of_the_code_that_raised(eng) -> None:  # type: ignore[no-untyped-def]
+    """The error raised at the read chains the original as ``__cause__``, with its traceback: the
+    lines of the op's function that raised (their locals are dropped, the frames kept) -- for an
+    engine op and for a small array op run at once. Without them the user cannot find the line."""
+    import traceback
+
+    import autopar as ap
+
+    a = eng.Var()
+    eng.push(boom, writes=[a], name="exploder")
+
+    b = eng.Var()
+
+    def small() -> None:
+        raise ValueError("small")
+
+    eng.current_engine().push_small(small, (), (), (b,), ap.cpu(0), "small")  # run now, on this thread
+
+    def user(t):  # type: ignore[no-untyped-def]
+        return t[[5]]  # out of range: raised by torch inside this function
+
+    results = [(lambda: eng.wait_for_var(a), "boom"), (lambda: eng.wait_for_var(b), "small"),
+               (lambda: ap.call(user, ap.ones(3), shape=(1,)).numpy(), "user")]
+    for read, where in results:
+        with pytest.raises(Exception) as info:
+            read()
+        cause = info.value.__cause__
+        assert cause is not None and cause.__traceback__ is not None, info.value
+        names = [frame.name for frame in traceback.extract_tb(cause.__traceback__)]
+        assert where in names, names
+        frame = [tb for tb in _frames(cause.__traceback__) if tb.tb_frame.f_code.co_name == where][0].tb_frame
+        assert not frame.f_locals, frame.f_locals  # the locals are dropped (the frames' tensors freed)
+
+
+def _frames(tb):  # type: ignore[no-untyped-def]
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
 def test_failure_is_stored_on_writes_and_raised_by_every_read(eng) -> None:  # type: ignore[no-untyped-def]
     a = eng.Var()
     eng.push(boom, writes=[a], name="exploder")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from _helpers import run_python
 
 FORK = r"""
-import multiprocessing as mp, os, sys, threading
+import faulthandler, multiprocessing as mp, os, sys, threading
 import autopar as ap
 from autopar import engine
 from autopar.errors import EngineShutdownError
@@ -43,6 +43,7 @@ def scenario(policy):
 
     pid = os.fork()
     if pid == 0:
+        faulthandler.dump_traceback_later(30, exit=True)  # a hang fails fast, with the stacks
         try:
             print("os.fork", *child_work(), flush=True)
         finally:
@@ -81,6 +82,7 @@ import faulthandler, os, threading
 import autopar as ap
 from autopar.arrays import _backward
 from autopar.devices import _threads
+from autopar.engine import _hooks
 
 x = ap.ones((8, 8))
 (x @ x).wait_to_read()
@@ -90,7 +92,7 @@ x = ap.ones((8, 8))
 held, release = threading.Event(), threading.Event()
 
 def holder():
-    with _threads._lock, _backward._grad_lock:
+    with _threads._lock, _backward._grad_lock, _hooks._lock:
         held.set()
         release.wait()
 
@@ -104,6 +106,8 @@ if pid == 0:
     w = ap.asarray([1.0, 2.0], requires_grad=True)
     y = ap.call(lambda t: t * 3, w, shape=(2,))  # a user op: on the child's new lane, whose worker sets its threads
     (w * y.detach()).sum().backward()  # w.grad made now, under the backward lock
+    with ap.profile():  # a listener added under the hooks' lock
+        pass
     print("child", w.grad.numpy().tolist(), flush=True)
     os._exit(0)
 _, status = os.waitpid(pid, 0)
@@ -118,3 +122,128 @@ def test_a_forked_child_does_not_inherit_locks_held_at_the_fork() -> None:
     proc = run_python(LOCKS, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[:2] == ["child [3.0, 6.0]", "child status 0"], (proc.stdout, proc.stderr[-3000:])
+
+
+RUNNING_NOW = r"""
+import faulthandler, os, threading, time
+import autopar as ap
+from autopar import engine
+
+e = engine.current_engine()
+x = ap.ones((4,))
+x.wait_to_read()
+started, release = threading.Event(), threading.Event()
+
+def kernel():  # a small op that runs now on the pushing thread, holding x's var outside the lock
+    started.set()
+    release.wait()
+
+pusher = threading.Thread(target=lambda: e.push_small(kernel, (), (), (x._storage.var,), ap.cpu(0), "small"))
+pusher.start()
+started.wait()
+
+def opener():  # ends the op once the fork waits for it (gives up after 10 s: the code before waited for nothing)
+    deadline = time.monotonic() + 10
+    while not getattr(e, "_fork_waiting", False) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    release.set()
+
+threading.Thread(target=opener, daemon=True).start()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(15, exit=True)  # a hang fails the test (exit status 1) with the stacks
+    print("child", x.numpy().tolist(), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+pusher.join()
+print("child status", os.waitstatus_to_exitcode(status))
+
+# An op still running when the wait ends: the child fails what it writes instead of waiting forever.
+engine.FORK_WAIT = 0.1
+started.clear()
+release.clear()
+pusher = threading.Thread(target=lambda: e.push_small(kernel, (), (), (x._storage.var,), ap.cpu(0), "small"))
+pusher.start()
+started.wait()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(15, exit=True)
+    try:
+        x.numpy()
+    except Exception as error:
+        print("child", type(error).__name__, "forked child" in str(error), flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+release.set()
+pusher.join()
+print("child status", os.waitstatus_to_exitcode(status), x.numpy().tolist())
+"""
+
+
+def test_a_fork_waits_for_a_small_op_running_now_on_another_thread() -> None:
+    """A small op run now on its pushing thread holds its vars outside the engine lock; a fork meanwhile
+    (from another thread) copied them held into the child, whose read of the op's array waited forever.
+    The fork now waits (up to 5 s) for such ops to end; one still running then fails its arrays in the child."""
+    proc = run_python(RUNNING_NOW, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:4] == ["child [1.0, 1.0, 1.0, 1.0]", "child status 0", "child EngineShutdownError True",
+                                           "child status 0 [1.0, 1.0, 1.0, 1.0]"], (proc.stdout, proc.stderr[-3000:])
+
+
+STATE = r"""
+import os, signal, threading
+import autopar as ap
+from autopar import engine
+from autopar.engine._group import atomic
+
+(ap.ones(2) + 1).wait_to_read()  # the engine is made (and the Ctrl-C handler installed) on the main thread
+
+
+def bad():
+    raise ValueError("the parent's failure")
+
+
+engine.push(bad, writes=[engine.Var()], name="failing")
+engine.current_engine().drain()  # failed, owed to the parent's waitall
+
+
+@atomic("a group")
+def group():
+    signal.raise_signal(signal.SIGINT)  # deferred in a group; raised when it returns, on the main thread
+
+
+def forked():  # forked from a thread that is not the parent's main one: in the child it is
+    pid = os.fork()
+    if pid == 0:
+        try:
+            engine.waitall()
+            owed = "nothing owed"
+        except ValueError as error:
+            owed = f"owes {error}"
+        try:
+            group()
+            ctrl_c = "lost"
+        except KeyboardInterrupt:
+            ctrl_c = "raised"
+        print("child", owed, ctrl_c, flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+thread = threading.Thread(target=forked)
+thread.start()
+thread.join()
+try:
+    engine.waitall()
+except ValueError as error:
+    print("parent", str(error).split(" [")[0])
+"""
+
+
+def test_a_forked_childs_engine_owes_nothing_and_takes_ctrl_c_on_its_only_thread() -> None:
+    """The child resets the engine's books: a failure the parent owes is the parent's (the child's
+    waitall raised it too), and the thread that forked -- the child's only one, its main thread --
+    gets a deferred Ctrl-C (it was owed to the parent's main thread, which the child lacks: lost)."""
+    proc = run_python(STATE, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == ["child nothing owed raised", "parent the parent's failure"], (proc.stdout, proc.stderr[-3000:])

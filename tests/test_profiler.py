@@ -224,6 +224,40 @@ def test_an_error_that_holds_the_failed_array_does_not_deadlock_the_lane(threade
     assert (x + 1).tolist() == [2.0] * 3  # the lanes still work
 
 
+def test_a_failed_ops_error_is_formatted_off_the_engine_lock(threaded) -> None:  # type: ignore[no-untyped-def]
+    """An error's message is user code (``__str__``), which may need the engine -- as a repr of an
+    array does: the profiler formats it when the records are read, never while the engine lock is
+    held (the lane's worker holds it while an op is recorded). Here the message itself says whether
+    another thread could take the engine lock while it was made."""
+    import threading
+
+    from _helpers import within
+
+    lock = ap.engine.current_engine()._lock
+
+    class Telling(Exception):
+        def __str__(self) -> str:
+            got: list[bool] = []
+            probe = threading.Thread(target=lambda: got.append(lock.acquire(timeout=2) and (lock.release() or True)))
+            probe.start()
+            probe.join()
+            return "made off the lock" if got == [True] else "made under the engine lock"
+
+    def bad(t):  # type: ignore[no-untyped-def]
+        raise Telling()
+
+    def profiled():  # type: ignore[no-untyped-def]
+        with ap.profile() as prof:
+            ap.call(bad, ap.ones(3), shape=(3,), name="teller")
+            with pytest.raises(Telling):
+                ap.waitall()
+        return prof
+
+    prof = within(60, profiled)
+    (record,) = [r for r in prof.records if r.name == "teller"]
+    assert record.error == "Telling: made off the lock", record.error
+
+
 def test_the_books_hand_written_allreduce_counts_as_traffic() -> None:
     """d2l's from-scratch allreduce: copies with .to(), sums with +=, the broadcast back with [:] =.
     Counted by what the ops do: every copy and sum, and not the forward op that reads a copied shard."""

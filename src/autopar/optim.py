@@ -18,12 +18,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from autopar.arrays._array import NDArray
+from autopar.engine._group import atomic
 
 __all__ = ["Adam", "Optimizer", "SGD"]
 
 
 class Optimizer:
-    """torch.optim.Optimizer's interface: ``param_groups``, ``zero_grad``, ``step``, ``add_param_group``."""
+    """torch.optim.Optimizer's interface: ``param_groups``, ``zero_grad``, ``step``, ``add_param_group``,
+    ``state_dict``, ``load_state_dict``."""
+
+    _state_names: tuple[str, ...] = ()  # torch's names of a parameter's state arrays, in their order
+    _torch_settings: dict[str, Any] = {}  # torch's settings this optimizer has at their defaults only
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -75,31 +80,69 @@ class Optimizer:
         raise NotImplementedError
 
     def step(self, closure: Any = None) -> Any:
-        """Update every parameter that has a gradient; returns at once (``closure``'s loss, if given)."""
-        from autopar.arrays._autograd import no_grad, enable_grad
+        """Update every parameter that has a gradient; returns at once (``closure``'s loss, if given).
+
+        All-or-nothing under Ctrl-C: the updates of every parameter are pushed as one group
+        (``engine/_group.py``), so an interrupt landing while they are pushed is raised once all
+        of them are: the parameters are all updated, or (a Ctrl-C in the closure) none is."""
+        from autopar.arrays._autograd import enable_grad
 
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        from autopar.nn._module import moved_to
+        for group in self.param_groups:  # a bad setting raises before anything is pushed
+            self._check(group)
+        self._step()
+        return loss
+
+    @atomic("Optimizer.step()")
+    def _step(self) -> None:
+        from autopar.arrays._autograd import no_grad
 
         with no_grad():
             for group in self.param_groups:
-                self._check(group)
                 updater = self._updater(group)
                 updater.begin_step()
-                group["params"] = [moved_to(p) for p in group["params"]]  # the model moved since (Module.to)
+                self._follow_moves(group)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     if id(p) not in self.state:
                         self.state[id(p)] = updater.state(p)
-                    self._update(updater, p)
-        return loss
+                    updater.update(p, p.grad, self.state[id(p)])
 
-    def _update(self, updater: Any, p: NDArray) -> None:
-        updater.update(p, p.grad, self.state[id(p)])
+    def _follow_moves(self, group: dict[str, Any]) -> None:
+        """The group's parameters as the model has them now (``Module.to`` since puts new arrays in
+        it), each with its state, moved to its new device. (The state stayed with the old array, and
+        a step after the move started over from zeros: momentum and Adam's moments lost.)"""
+        from autopar.arrays._creation import asarray
+        from autopar.nn._module import moved_to
+
+        params = []
+        for p in group["params"]:
+            now = moved_to(p)
+            if now is not p:
+                state = self.state.pop(id(p), None)
+                if state is not None and id(now) not in self.state:
+                    self.state[id(now)] = tuple(asarray(a, device=now.device) for a in state)
+            params.append(now)
+        group["params"] = params
+
+    def state_dict(self) -> dict[str, Any]:
+        """torch.optim's layout: ``{"state": {index: {name: array}}, "param_groups": [{..., "params": [index]}]}``.
+
+        The arrays are copies (a snapshot: later steps do not change it); returns at once."""
+        from autopar import _optim_state
+
+        return _optim_state.state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the settings and state of ``state_dict`` (this optimizer's, or torch.optim's own, whose
+        tensors are copied onto each parameter's device). Raises ValueError before changing anything."""
+        from autopar import _optim_state
+
+        _optim_state.load_state_dict(self, state_dict)
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in self.defaults.items())
@@ -107,7 +150,11 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    """torch.optim.SGD: ``lr``, ``momentum`` (no dampening, not Nesterov), ``weight_decay`` (L2)."""
+    """torch.optim.SGD: ``lr``, ``momentum`` (no dampening, not Nesterov), ``weight_decay`` (L2).
+    State: ``momentum_buffer`` (with momentum)."""
+
+    _state_names = ("momentum_buffer",)
+    _torch_settings = {"dampening": 0, "nesterov": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False) -> None:  # fmt: skip
@@ -128,24 +175,24 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """torch.optim.Adam: ``lr``, ``betas``, ``eps``, ``weight_decay`` (L2); bias-corrected moments, each
-    parameter's by the number of steps that updated it (as torch: one first trained later starts at step 1)."""
+    parameter's by the number of steps that updated it (as torch: one first trained later starts at step 1).
+    State: ``exp_avg``, ``exp_avg_sq``, ``step`` (the count, a 0-d float64 array: a failed step fails it, and
+    restoring the state restores it)."""
+
+    _state_names = ("exp_avg", "exp_avg_sq", "step")
+    _torch_settings = {"amsgrad": False}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False) -> None:  # fmt: skip
         if amsgrad:
             raise ValueError("Adam: amsgrad is not supported; leave it False")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
-        self._steps: dict[int, int] = {}  # id(parameter) -> the steps that updated it
 
     def _updater(self, group: dict[str, Any]) -> Any:
         from autopar.parallel import Adam as Update
 
         # made at each step: the group's settings may change between steps (group["lr"] = ...)
         return Update(group["lr"], group["betas"], group["eps"], group["weight_decay"])
-
-    def _update(self, updater: Any, p: NDArray) -> None:
-        step = self._steps[id(p)] = self._steps.get(id(p), 0) + 1
-        updater.update(p, p.grad, self.state[id(p)], step=step)
 
     def _check(self, group: dict[str, Any]) -> None:
         from autopar.parallel import Adam as Update

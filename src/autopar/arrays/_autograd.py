@@ -175,10 +175,11 @@ _seq = itertools.count()
 class Leaf:
     """An array the user marked: where its gradient goes, and how."""
 
-    __slots__ = ("grad", "req", "always", "shape", "dtype", "device")
+    __slots__ = ("grad", "req", "always", "shape", "dtype", "device", "fresh")
 
     def __init__(self, array: NDArray, req: str, always: bool) -> None:
         self.grad: NDArray | None = None
+        self.fresh = False  # a backward wrote .grad since the last Trainer step used it (MXNet's _fresh_grad)
         self.req = req  # "write": each backward overwrites; "add": accumulate; "null": no gradient
         self.always = always  # PyTorch style: recorded outside record() too
         self.shape = array.shape

@@ -94,7 +94,10 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, reta
         pass_.contribute(head._ag, g)
     for node in sorted(nodes, key=lambda n: n.seq, reverse=True):
         pass_.push_node(node)
-    return list(pass_.written.values())
+    written = list(pass_.written.values())
+    for leaf in written:
+        leaf.fresh = True  # gluon's Trainer updates only what a backward wrote since its last step
+    return written
 
 
 _grad_lock = threading.Lock()

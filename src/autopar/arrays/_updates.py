@@ -14,12 +14,20 @@ correction) does not make a new plan per step.
 | ``momentum_update`` | buf  | ``momentum * buf + (g * scale + weight_decay * w)``     |
 | ``moment_update`` | m      | ``beta * m + (1 - beta) * (g * scale) ** power`` (power 1 or 2) |
 | ``adam_update``   | w      | ``w - lr_t * m / (sqrt(v) + eps_t)``                    |
+| ``count_update``  | t      | ``t + 1`` (a step count, any dtype)                     |
+| ``adam_step_update`` | w   | ``w - lr / (1 - b1**t) * m / (sqrt(v) / sqrt(1 - b2**t) + eps)``, ``t`` a 0-d count array |
+
+The last two are Adam's for a parameter on a cluster node (``parallel/_adam.py``; elsewhere
+one op updates count, moments and parameter together).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
+from autopar.arrays._dtypes import DType
 from autopar.arrays._table import define, promoting
 
 
@@ -53,3 +61,26 @@ _UPDATE = promoting("real floating-point")
 for _name, _kernel in (("sgd_update", _sgd), ("momentum_update", _momentum), ("moment_update", _moment),
                        ("adam_update", _adam)):  # fmt: skip
     define(_name, _kernel, _UPDATE, shape=lambda op, shapes, s: (shapes[0],), scalars=True, differentiable=False)
+
+
+def _adam_step(w: torch.Tensor, m: torch.Tensor, v: torch.Tensor, t: torch.Tensor, lr: float, b1: float, b2: float,
+               eps: float) -> torch.Tensor:  # fmt: skip
+    """``w`` after one Adam update from its moments and its step count ``t`` (a 0-d tensor, counted already)."""
+    t = t.to(torch.float64)
+    step_size = (lr / (1.0 - torch.pow(b1, t))).to(w.dtype)
+    root = torch.sqrt(1.0 - torch.pow(b2, t)).to(w.dtype)
+    return w - step_size * (m / (torch.sqrt(v) / root + eps))
+
+
+def _count(t: torch.Tensor) -> torch.Tensor:
+    return t + 1
+
+
+def _own_dtypes(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
+    """The first operand's dtype out; every operand computed in its own (a count stays float64)."""
+    return (dtypes[0],), dtypes
+
+
+define("adam_step_update", _adam_step, _own_dtypes, shape=lambda op, shapes, s: (shapes[0],), scalars=True,
+       differentiable=False)  # fmt: skip
+define("count_update", _count, _own_dtypes, shape=lambda op, shapes, s: (shapes[0],), differentiable=False)

@@ -275,10 +275,17 @@ def _at_exit() -> None:
         )
 
 
+FORK_WAIT = 5.0  # seconds a fork waits for the small ops running now on other threads (_bulk.py)
+
+
 def _before_fork() -> None:
     engine = _engine
-    if engine is not None:
-        engine._lock.acquire()  # fork at a consistent state: no thread is halfway through the engine's books
+    if engine is not None:  # fork at a consistent state: no thread is halfway through the engine's books
+        lock_for_fork = getattr(engine, "lock_for_fork", None)
+        if lock_for_fork is not None:
+            lock_for_fork(FORK_WAIT)  # nor through a small op it runs now, holding its vars
+        else:
+            engine._lock.acquire()
 
 
 def _after_fork_in_parent() -> None:

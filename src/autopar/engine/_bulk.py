@@ -203,6 +203,8 @@ class Bulking:
     _progress: Any
     _seq: Any
     _open_segment: Segment | None = None  # closed by every _submit
+    _now: int  # small ops running now on their callers' threads
+    _fork_waiting: bool  # a fork waits for them to end (_lifecycle.lock_for_fork)
     # The policy's own (this class comes last among its bases):
     push_checked: Callable[..., Op]
     _make_lane: Callable[[Device, str], Any]
@@ -261,6 +263,7 @@ class Bulking:
                     for var in writes:
                         var._writing = True
                         var._writes_pushed += 1
+                    self._now += 1  # a fork waits for it (_lifecycle.lock_for_fork)
             finally:
                 lock.release()
             if watched:  # someone watches every op: this one too, as an op run inline
@@ -303,7 +306,8 @@ class Bulking:
                         wake = True
                 if queued:  # someone pushed behind it meanwhile: grant them, as _tracker.release would
                     self._pass_on_locked(reads, writes)
-                if wake:
+                self._now -= 1
+                if wake or (self._fork_waiting and not self._now):
                     self._progress.notify_all()
             finally:
                 lock.release()

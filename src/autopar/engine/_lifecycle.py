@@ -17,7 +17,11 @@ finalizes aborts the process -- and the rest is cancelled, with a message.
 
 A forked child has none of the parent's threads: ``abandon_after_fork``
 cancels in the child what was pending at the fork (``engine/__init__.py``
-then makes the child a new engine).
+then makes the child a new engine). Before the fork, ``lock_for_fork`` takes
+the engine lock once no small op runs at that moment on another thread
+(``_bulk.py``: such an op holds its vars outside the lock), waiting up to
+``engine.FORK_WAIT`` seconds; ``release_after_fork`` fails in the child the
+vars of one still running then.
 
 Cancelling (``cancel_ops``) reaches every op still pending: queued on a
 lane, running (abandoned), in flight on a device or awaiting ``complete()``,
@@ -104,6 +108,8 @@ class Lifecycle(Waiting):
 
     _issued: dict[Op, None]
     _closed: bool
+    _now: int  # small ops running now on their callers' threads (_bulk.py)
+    _fork_waiting: bool
 
     @_ki.entry
     def reset_lanes(self) -> None:
@@ -148,6 +154,44 @@ class Lifecycle(Waiting):
         for lane in stuck:
             lane.join(max(0.0, deadline - time.monotonic()))
 
+    def lock_for_fork(self, timeout: float) -> None:
+        """Take the engine lock for a fork, once no small op runs now on another thread (waiting up
+        to ``timeout`` s). Such an op holds its vars outside the lock (``_bulk.py``): forked
+        meanwhile, the child would find them held by a thread it does not have, and a read of
+        what the op writes would wait forever. (One still running after ``timeout``: the child
+        fails its vars instead, ``release_after_fork``.)"""
+        self._lock.acquire()
+        if not self._now:
+            return
+        self._fork_waiting = True
+        deadline = time.monotonic() + timeout
+        try:
+            while self._now:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._progress.wait(left)
+        finally:
+            self._fork_waiting = False
+
+    def release_after_fork(self, failure: Failure) -> None:
+        """In a forked child: the small ops that ran now on another thread at the fork (the wait
+        timed out) will never finish here. Only their count is kept (the path is hot), so the vars
+        they held are found among all objects -- in this rare case only: after the pending ops were
+        cancelled, a var still granted is one of theirs. Each is left idle, what they write failed."""
+        if not self._now:
+            return
+        import gc
+
+        for obj in gc.get_objects():
+            if isinstance(obj, Var) and (obj._writing or obj._reading):
+                if obj._writing:
+                    obj.failure = failure
+                    obj.version = obj._writes_pushed
+                obj._writing = False
+                obj._reading = 0
+        self._now = 0
+
     def abandon_after_fork(self) -> None:
         """In a forked child: the lanes' threads did not survive the fork. Cancel every op still
         pending (its result exists only in the parent) and leave its vars idle; the child makes a
@@ -156,7 +200,9 @@ class Lifecycle(Waiting):
         roots = [op for lane in lanes for _, _, op in lane.heap]
         roots.extend(lane.running for lane in lanes if lane.running is not None)
         roots.extend(self._issued)
-        cancel_ops(roots, fork_failure())
+        failure = fork_failure()
+        cancel_ops(roots, failure)
+        self.release_after_fork(failure)
         self._closed = True
 
     def _cancel_locked(self, timeout: float, lanes: list[Lane], interrupted: bool = False) -> str:

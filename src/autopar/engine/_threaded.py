@@ -65,6 +65,8 @@ class ThreadedEngine(Scheduling, Pushing, Bulking):
         self._issued: dict[Op, None] = {}  # ops whose function returned, not finished
         self._lost: dict[Device, Failure] = {}  # devices a sticky error left unusable (_scheduling.py)
         self._closed = False
+        self._now = 0  # small ops running now on their callers' threads (_bulk.py)
+        self._fork_waiting = False
 
     def _submit(self, op: Op, inline: bool) -> None:
         lane = op._lane

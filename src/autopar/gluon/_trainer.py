@@ -10,12 +10,19 @@ parameter's sum starts as soon as its gradient is ready on every device,
 while backward still computes the earlier layers, and ``step`` returns at
 once. The updates are ``autopar.parallel``'s (``sgd``: torch's formulas,
 which are MXNet's for a constant learning rate; ``adam``).
+
+As MXNet's, ``step`` and ``update`` raise ``UserWarning`` for a parameter whose
+gradient no backward wrote since the last step (a layer the forward did not
+use), naming it; ``ignore_stale_grad=True`` skips such a parameter instead. A
+stale gradient is never applied. ``step`` pushes all of its sums and updates,
+across devices, as one group: all-or-nothing under Ctrl-C.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from autopar.engine._group import atomic
 from autopar.gluon._parameter import Parameter
 
 _OPTIMIZERS = ("sgd", "adam")
@@ -68,39 +75,92 @@ class Trainer:
     def _trained(self) -> list[Parameter]:
         return [p for p in self._params if p.grad_req != "null"]
 
+    def _live(self, ignore_stale_grad: bool) -> list[Parameter]:
+        """The parameters to update: those whose gradient a backward wrote on every device since the
+        last step. A stale one raises MXNet's ``UserWarning`` (an exception, as MXNet raises it), or
+        with ``ignore_stale_grad=True`` is skipped on every device -- its copies stay equal, and a
+        stale gradient is never applied. Once the updates are pushed, every gradient is stale again."""
+        live = []
+        for p in self._trained():
+            arrays = p.list_data()
+            stale = [a.device for a in arrays if a._ag is None or not a._ag.fresh]
+            if stale and not ignore_stale_grad:
+                raise UserWarning(
+                    f"Gradient of Parameter {p.name!r} on context {stale[0]} has not been updated by backward "
+                    f"since the last step. This could mean a bug in your model that made it only use a subset "
+                    f"of the Parameters (Blocks) for this iteration. If you are intentionally only using a "
+                    f"subset, call step with ignore_stale_grad=True to skip updating the Parameters with a "
+                    f"stale gradient"
+                )
+            if not stale:
+                live.append(p)
+        return live
+
+    def _used(self) -> None:
+        """Every gradient is stale again: called last in the group that pushed the updates (a Ctrl-C
+        is raised after it, so a step that pushed its updates never leaves them fresh for a retry)."""
+        for p in self._trained():
+            for a in p.list_data():
+                if a._ag is not None:
+                    a._ag.fresh = False
+
     def allreduce_grads(self) -> None:
         """Sum each parameter's gradients across its devices, into every device's gradient (pushed)."""
+        self._allreduce(self._trained())
+
+    @atomic("Trainer.allreduce_grads()")
+    def _allreduce(self, params: list[Parameter]) -> None:
+        from autopar.arrays._autograd import no_grad
         from autopar.parallel import allreduce
 
-        for p in self._trained():
-            grads = p.list_grad()
-            if len(grads) > 1:
-                allreduce(grads)
+        with no_grad():
+            for p in params:
+                grads = p.list_grad()
+                if len(grads) > 1:
+                    allreduce(grads)
 
     def update(self, batch_size: int, ignore_stale_grad: bool = False) -> None:
-        """Update every copy of every parameter with its (summed) gradient / ``batch_size`` (pushed)."""
-        from autopar.arrays._autograd import no_grad
+        """Update every copy of every parameter with its (summed) gradient / ``batch_size`` (pushed).
 
+        A parameter whose gradient no backward wrote since the last step raises ``UserWarning``
+        (MXNet), or is skipped with ``ignore_stale_grad=True``: never updated with a stale gradient."""
+        scale = self._scale(batch_size)
+        self._update(self._live(ignore_stale_grad), scale)
+
+    def _scale(self, batch_size: int) -> float:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, float)) or batch_size <= 0:
             raise ValueError(f"Trainer.step: batch_size={batch_size!r}; expected the number of samples (> 0)")
-        scale = self._rescale / batch_size
+        return self._rescale / batch_size
+
+    @atomic("Trainer.update()")
+    def _update(self, params: list[Parameter], scale: float) -> None:
+        from autopar.arrays._autograd import no_grad
+
         updater = self._updater
         with no_grad():
             updater.begin_step()
-            for p in self._trained():
+            for p in params:
                 for device, array in zip(p.list_ctx(), p.list_data()):
                     key = (id(p), device)
                     if key not in self._states:
                         self._states[key] = updater.state(array)
                     updater.update(array, array.grad, self._states[key], scale)
+        self._used()
 
     def step(self, batch_size: int, ignore_stale_grad: bool = False) -> None:
-        """``allreduce_grads()`` then ``update(batch_size)``: returns at once."""
-        from autopar.arrays._autograd import no_grad
+        """``allreduce_grads()`` then ``update(batch_size)``: returns at once.
 
-        with no_grad():
-            self.allreduce_grads()
-        self.update(batch_size, ignore_stale_grad)
+        All-or-nothing under Ctrl-C, across devices: the sums and the updates of every copy are
+        pushed as one group (``engine/_group.py``), so an interrupt landing meanwhile is raised once
+        all are pushed -- never one device updated and another not. A stale gradient (``update``)
+        raises before anything is pushed."""
+        scale = self._scale(batch_size)
+        self._step(self._live(ignore_stale_grad), scale)
+
+    @atomic("Trainer.step()")
+    def _step(self, params: list[Parameter], scale: float) -> None:
+        self._allreduce(params)
+        self._update(params, scale)
 
     def __repr__(self) -> str:
         return f"Trainer({len(self._params)} parameters, {self._kind}, learning_rate={self._lr:g})"

@@ -21,7 +21,8 @@ from __future__ import annotations
 from autopar.arrays import _methods  # noqa: F401  (arrays get their methods and operators)
 
 from autopar.parallel._collectives import allreduce, broadcast, split_and_load
-from autopar.parallel._optim import SGD, Adam, Optimizer, adam, sgd
+from autopar.parallel._adam import Adam, adam
+from autopar.parallel._optim import SGD, Optimizer, sgd
 from autopar.parallel._step import DataParallel, replicate
 
 __all__ = ["SGD", "Adam", "DataParallel", "Optimizer", "adam", "allreduce", "broadcast", "replicate", "sgd",

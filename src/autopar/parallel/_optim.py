@@ -2,9 +2,9 @@
 
 ``SGD`` and ``Adam`` follow ``torch.optim``'s formulas (SGD: momentum
 without dampening, L2 weight decay added to the gradient; Adam: bias-corrected
-moments, L2 weight decay added to the gradient). ``update`` pushes table
+moments, L2 weight decay added to the gradient; ``_adam.py``). ``update`` pushes table
 entries of ``arrays/_updates.py`` written into the parameter and its state
-arrays on the parameter's device; it reads the gradient, so it runs the
+arrays on the parameter's device (Adam: one op per parameter); it reads the gradient, so it runs the
 moment that gradient (summed across devices) is ready. ``scale`` multiplies
 the gradient first (``1 / devices`` averages a sum across devices, as DDP
 does).
@@ -23,7 +23,6 @@ momentum and Adam always update per parameter.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,55 +110,6 @@ class SGD(Optimizer):
         push(run, (grad_storage.var, *writes), writes, params[0].device, "sgd update")
 
 
-class Adam(Optimizer):
-    """torch.optim.Adam's update: bias-corrected first and second moments."""
-
-    def __init__(self, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:  # fmt: skip
-        self.lr = _positive("adam", "lr", lr, allow_zero=False)
-        b1, b2 = betas
-        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
-            raise ValueError(f"adam: betas={betas!r}; each must be in [0, 1)")
-        self.betas = (float(b1), float(b2))
-        self.eps = _positive("adam", "eps", eps)
-        self.weight_decay = _positive("adam", "weight_decay", weight_decay)
-        self.t = 0  # steps begun
-        self._steps: dict[int, int] = {}  # id of a parameter's first-moment array -> its updates so far
-
-    def __repr__(self) -> str:
-        return f"adam(lr={self.lr:g}, betas={self.betas}, eps={self.eps:g}, weight_decay={self.weight_decay:g})"
-
-    def state(self, param: NDArray) -> tuple[NDArray, ...]:
-        m = zeros_like(param)
-        self._steps[id(m)] = 0
-        return m, zeros_like(param)
-
-    def begin_step(self) -> None:
-        self.t += 1
-
-    def update(self, param: NDArray, grad: NDArray, state: tuple[NDArray, ...], scale: float = 1.0,
-               step: int | None = None) -> None:  # fmt: skip
-        """``step``: this parameter's update count, 1 for its first (None: the count this optimizer keeps)."""
-        m, v = state
-        b1, b2 = self.betas
-        # Bias correction counts this parameter's own updates, as torch.optim.Adam's per-parameter
-        # "step" does: a step that did not reach the parameter (and so skipped it) is not counted.
-        t = self._steps[id(m)] = self._steps.get(id(m), 0) + 1 if step is None else step
-        if self.weight_decay:
-            grad = grad * float(scale) + param * self.weight_decay
-            scale = 1.0
-        bind_into(TABLE["moment_update"], m, (m, grad, b1, 1.0, float(scale)), what="adam first moment")
-        bind_into(TABLE["moment_update"], v, (v, grad, b2, 2.0, float(scale)), what="adam second moment")
-        correction = math.sqrt(1.0 - b2**t)
-        lr_t = self.lr * correction / (1.0 - b1**t)
-        bind_into(TABLE["adam_update"], param, (param, m, v, lr_t, self.eps * correction), what="adam update")
-
-
 def sgd(lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> SGD:
     """Stochastic gradient descent (``torch.optim.SGD``'s update)."""
     return SGD(lr, momentum, weight_decay)
-
-
-def adam(lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0) -> Adam:
-    """Adam (``torch.optim.Adam``'s update)."""
-    return Adam(lr, betas, eps, weight_decay)
