@@ -483,7 +483,8 @@ ap.call(lambda t: np.save({str(out)!r}, t.numpy()) or t, x, shape=x.shape)
     assert np.load(out).tolist() == [50.0] * 1000
 
 
-def test_a_module_and_optimizer_step_with_zero_grad_inside_matches_eager() -> None:
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_module_and_optimizer_step_with_zero_grad_inside_matches_eager(optimizer: str) -> None:
     from autopar import nn
 
     X = ap.asarray(np.random.default_rng(0).standard_normal((16, 4)).astype(np.float32))
@@ -492,7 +493,8 @@ def test_a_module_and_optimizer_step_with_zero_grad_inside_matches_eager() -> No
     def setup():  # type: ignore[no-untyped-def]
         ap.random.seed(0)
         net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-        opt = ap.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        opt = ap.optim.SGD(net.parameters(), lr=0.1, momentum=0.9) if optimizer == "sgd" else \
+            ap.optim.Adam(net.parameters(), lr=0.01)  # (Adam's step count is array state: captured)
 
         def step(X, y):  # type: ignore[no-untyped-def]
             opt.zero_grad()  # .grad = None inside the function: each replayed backward writes it afresh
