@@ -532,3 +532,41 @@ def test_a_backward_across_devices_inside_the_function_raises_with_the_fix() -> 
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def _mlp_loss(params, x, t):  # type: ignore[no-untyped-def]
+    from autopar.nn import functional as F
+
+    return F.cross_entropy(ap.matmul(ap.tanh(ap.matmul(x, params[0])), params[1]), t)
+
+
+def test_data_parallel_capture_true_captures_step_batch_and_cuts_backward_per_bucket() -> None:
+    from autopar import parallel
+
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+        rng = np.random.default_rng(3)
+        params = [ap.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((8, 6), (6, 4))]
+        X = rng.standard_normal((10, 8)).astype(np.float32)
+        y = rng.integers(0, 4, 10)
+        trainers = [parallel.DataParallel(parallel.replicate(params, devices), parallel.sgd(lr=0.1, momentum=0.9),
+                                          bucket_size=30, capture=c) for c in (False, "replay")]  # fmt: skip
+        for _ in range(3):
+            want, got = (t.step_batch(_mlp_loss, X, y) for t in trainers)
+            np.testing.assert_array_equal([g.item() for g in got], [w.item() for w in want])
+        for e, m in zip(*(t.replicas for t in trainers)):
+            for a, b in zip(e, m):
+                np.testing.assert_array_equal(b.numpy(), a.numpy())
+        captured = trainers[1]._batch_step
+        assert captured.traced == 1
+        with ap.profile() as prof:
+            trainers[1].step_batch(_mlp_loss, X, y)
+            ap.waitall()
+        names = [r.name for r in prof.records if r.device == "cpu:0" and r.lane == "compute"]
+        # forward and the last layer's backward, then the first layer's: two engine ops of backward per device
+        assert names[:2] == ["DataParallel.step_batch (captured: 5 ops, replay)",
+                             "DataParallel.step_batch (captured: 1 ops, replay)"], names
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
