@@ -570,3 +570,22 @@ def test_data_parallel_capture_true_captures_step_batch_and_cuts_backward_per_bu
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_a_failed_input_fails_what_the_captured_op_writes_and_an_overwrite_clears_it() -> None:
+    def explode(t):  # type: ignore[no-untyped-def]
+        raise Broken("bad input")
+
+    @ap.capture(mode="replay")
+    def f(x, out):  # type: ignore[no-untyped-def]
+        out[...] = x * 2  # a whole write: it reads nothing of out
+        return x + 1
+
+    good, out = ap.ones(2), ap.zeros(2)
+    f(good, out)
+    bad = ap.call(explode, good, shape=(2,))
+    result = f(bad, out)
+    for failed in (result, out):
+        with pytest.raises(Broken, match="bad input"):
+            failed.numpy()
+    assert f(good, out).tolist() == [2.0, 2.0] and out.tolist() == [2.0, 2.0]  # the overwrite clears out's failure
