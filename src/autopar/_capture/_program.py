@@ -38,6 +38,9 @@ class Program:
     def __init__(self, name: str, tracer: Tracer, outputs: Any, out_arrays: list[Any], mode: str) -> None:
         self.name = name
         self.slots: list[Slot] = tracer.slots
+        for slot in self.slots:  # the trace's own results: not kept alive (their tensors) by the cache
+            if slot.kind == INTERNAL and slot.dtype is not None:
+                slot.var = None
         self.steps = tracer.steps
         self.outputs = outputs  # the result's structure (``_function._rebuild``)
         self.out_arrays = out_arrays  # per returned array: ("arg", position) or ("slot", Operand)
