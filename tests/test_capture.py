@@ -589,3 +589,21 @@ def test_a_failed_input_fails_what_the_captured_op_writes_and_an_overwrite_clear
         with pytest.raises(Broken, match="bad input"):
             failed.numpy()
     assert f(good, out).tolist() == [2.0, 2.0] and out.tolist() == [2.0, 2.0]  # the overwrite clears out's failure
+
+
+def test_a_cached_trace_keeps_no_intermediate_of_its_eager_run_alive() -> None:
+    import gc
+    import weakref
+
+    seen = []
+
+    def f(x):  # type: ignore[no-untyped-def]
+        h = ap.exp(x) * 2
+        seen.append(weakref.ref(h._storage))
+        return h.sum()
+
+    captured = ap.capture(f, mode="replay")
+    captured(ap.ones(1000))
+    ap.waitall()
+    gc.collect()
+    assert len(captured.traces) == 1 and seen[0]() is None
