@@ -607,3 +607,43 @@ def test_a_cached_trace_keeps_no_intermediate_of_its_eager_run_alive() -> None:
     ap.waitall()
     gc.collect()
     assert len(captured.traces) == 1 and seen[0]() is None
+
+
+# -- on a GPU (skipped here: none on the development machine) -------------------------------------
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("mode", ["replay", "compile"])
+def test_a_training_step_captured_on_a_gpu_matches_eager(mode: str, _engine: str) -> None:
+    if _engine == "naive" and mode == "compile":
+        pytest.skip("one compile per mode is enough")
+    gpu = ap.gpu(0)
+
+    def step(w, X, y):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = ((ap.tanh(ap.matmul(X, w)) - y) ** 2).mean()
+        loss.backward()
+        w -= 0.1 * w.grad
+        for _ in range(5):
+            X += 0.01  # an elementwise chain on the same stream (compile: CUDA graphs, reduce-overhead)
+        return loss
+
+    rng = np.random.default_rng(0)
+    host = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (8, 3), (8, 2))]
+    eager_args = [ap.asarray(h, device=gpu) for h in host]
+    mine = [ap.asarray(h, device=gpu) for h in host]
+    for w in (eager_args[0], mine[0]):
+        w.attach_grad()
+    captured = ap.capture(step, mode=mode)
+    for _ in range(4):
+        np.testing.assert_allclose(captured(*mine).numpy(), step(*eager_args).numpy(), rtol=1e-4, atol=1e-5)
+    for e, m in zip(eager_args, mine):
+        np.testing.assert_allclose(m.numpy(), e.numpy(), rtol=1e-4, atol=1e-5)
+    assert captured.traces[0].backend in ("replay", "compile")
