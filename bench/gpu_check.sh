@@ -48,6 +48,8 @@ step bench 35 python -m autopar bench --quick --json "$out/bench.json"
 step layers-cuda 60 python -m pytest -q -m cuda -p no:cacheprovider -o timeout=50 tests/test_layers_cuda.py
 # the book's chapters on the GPUs (try_gpu names them) against plain PyTorch on the CPU: cuDNN's own
 # (TF32) arithmetic may exceed the tests' 0.1% bound; the output says by how much
+# autopar.capture on cuda:0: replay, and torch.compile with CUDA graphs (reduce-overhead), against eager
+step capture-cuda 240 python -m pytest -q -rA -m cuda -p no:cacheprovider -o timeout=230 tests/test_capture.py
 step d2l-chapters 90 python -m pytest -q -p no:cacheprovider -o timeout=80 tests/test_d2l_chapters.py
 
 echo "$failures step(s) failed" | tee -a "$summary"

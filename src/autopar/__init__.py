@@ -18,7 +18,7 @@ from autopar.devices import Device, cpu, gpu, num_gpus, try_all_gpus, try_gpu
 from autopar.devices import cuda as _cuda_device
 from autopar.engine import set_cpu_devices, synchronize, waitall
 from autopar.arrays import __all__ as _array_names
-from autopar.errors import AutoparError, BlockingCallError, DeviceError, NodeLostError
+from autopar.errors import AutoparError, BlockingCallError, CaptureError, DeviceError, NodeLostError
 
 __version__ = "0.1.0"
 
@@ -57,10 +57,12 @@ __all__ = sorted(
         "AutoparError",
         "Benchmark",
         "BlockingCallError",
+        "CaptureError",
         "Device",
         "DeviceError",
         "NodeLostError",
         "autograd",
+        "capture",
         "cpu",
         "cuda",
         "d2l",
@@ -93,6 +95,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(_namespace, name)
         globals()[name] = value
         return value
+    if name == "capture":
+        from autopar._capture import capture
+
+        globals()["capture"] = capture
+        return capture
     if name == "profile":
         from autopar.profiler import profile
 

@@ -8,6 +8,7 @@
 | ``AUTOPAR_EXIT_TIMEOUT``| ``30``       | seconds pending work may take at exit before it is cancelled |
 | ``AUTOPAR_DATA``       | ``~/.cache/autopar/data`` | where datasets are looked for and downloaded to    |
 | ``AUTOPAR_DEFAULT_DTYPE``| ``float32`` | ``autopar``'s default float: ``float32`` or ``float64`` (NumPy's dtype rules; ``autopar.numpy`` always has them) |
+| ``AUTOPAR_CAPTURE_TRACES``| ``8``      | traces each ``autopar.capture`` function keeps (least recently used dropped) |
 
 Each is read once, when first needed; code overrides them with
 ``engine.set_engine``, ``set_cpu_devices``, ``engine.set_max_pending`` and
@@ -22,6 +23,7 @@ import os
 ENGINES = ("threaded", "naive")
 DEFAULT_MAX_PENDING = 10_000
 DEFAULT_EXIT_TIMEOUT = 30.0
+DEFAULT_CAPTURE_TRACES = 8
 
 
 def _positive_int(name: str, default: int) -> int:
@@ -50,6 +52,10 @@ def cpu_devices() -> int:
 
 def max_pending() -> int:
     return _positive_int("AUTOPAR_MAX_PENDING", DEFAULT_MAX_PENDING)
+
+
+def capture_traces() -> int:
+    return _positive_int("AUTOPAR_CAPTURE_TRACES", DEFAULT_CAPTURE_TRACES)
 
 
 def exit_timeout() -> float:

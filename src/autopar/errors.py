@@ -11,6 +11,7 @@ __all__ = [
     "AutoparError",
     "AxisError",
     "BlockingCallError",
+    "CaptureError",
     "ClusterError",
     "DeviceError",
     "EngineShutdownError",
@@ -41,6 +42,12 @@ class BlockingCallError(AutoparError, RuntimeError):
 
 class EngineShutdownError(AutoparError, RuntimeError):
     """An operation that was cancelled because the interpreter was exiting."""
+
+
+class CaptureError(AutoparError, RuntimeError):
+    """A function that ``autopar.capture`` cannot trace as written: it reads an array's value
+    (``float(x)``, ``if x > 0``, ``x.numpy()``), or its shapes depend on data. Raised at trace
+    time, naming the line and the fix."""
 
 
 class ClusterError(AutoparError, RuntimeError):

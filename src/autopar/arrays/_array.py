@@ -112,10 +112,14 @@ class NDArray(_Attached):
 
     def wait_to_read(self) -> NDArray:
         """Block until this array's pending writes have finished; raise its failure."""
+        if _interpreters.active:
+            _interpreters.reading(self, "waits for (wait_to_read)")
         engine.wait_for_var(self._storage.var)
         return self
 
     def _ready_tensor(self) -> torch.Tensor:
+        if _interpreters.active:
+            _interpreters.reading(self, "reads the value")
         storage = self._storage
         engine.wait_for_var(storage.var)
         if storage.remote:

@@ -45,17 +45,26 @@ ONES = _Ones()
 @atomic("backward()")
 def backward(heads: Sequence[Any], head_grads: Sequence[Any] | None = None, retain_graph: bool = False,
              create_graph: bool = False, what: str = "backward",
-             before: Callable[[set[int]], None] | None = None) -> list[Leaf]:  # fmt: skip
+             before: Callable[[set[int]], None] | None = None,
+             cuts: Sequence[Sequence[Leaf]] | None = None) -> list[Leaf]:  # fmt: skip
     """Push the gradient ops of everything ``heads`` were computed from; return at once, with the
     leaves whose ``.grad`` they write (a leaf the heads do not reach is not among them).
 
     ``before(reached)``, if given, is called with the ids of the leaves the heads reach, before any
-    gradient op is pushed (the data-parallel step prepares its gradient buckets there).
+    gradient op is pushed (the data-parallel step prepares its gradient buckets there). ``cuts``:
+    groups of leaves, the first computed first (gradient buckets); eager execution already makes each
+    gradient as soon as it can, and a capture cuts its backward there (``autopar/_capture``).
 
     All-or-nothing under Ctrl-C (``engine/_group.py``): an interrupt landing while it
     pushes is raised once every gradient op is pushed."""
+    from autopar.arrays import _interpreters
     from autopar.arrays._array import NDArray
 
+    if _interpreters.active:
+        hook = getattr(_interpreters.current(), "backward", None)
+        if hook is not None:  # a capture: it records the backward and runs it below (passing)
+            leaves: list[Leaf] = hook(heads, head_grads, retain_graph, what, before, cuts)
+            return leaves
     if create_graph:
         raise NotImplementedError(f"{what}: create_graph=True (higher-order gradients) is not supported")
     grads = [None] * len(heads) if head_grads is None else list(head_grads)

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _array, _autograd, _views
+from autopar.arrays import _array, _autograd, _interpreters, _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._plan import Plan
 from autopar.arrays._table import OpDef
@@ -50,6 +50,8 @@ def push(
     such a kernel large enough for torch to split across intra-op threads,
     which it runs on one instead (``Plan.one_thread``).
     """
+    if _interpreters.active:
+        _interpreters.pushing(fn, reads, writes, device, name, lane)
     eng = engine._engine or engine.current_engine()
     if inline:
         eng.push_small(fn, (), reads, writes, device, name, lane, one_thread)

@@ -39,6 +39,12 @@ class GradMethods:
                 raise ValueError(f"grad: the gradient must have the array's shape, dtype and device, "
                                  f"{ag.shape} {ag.dtype} on {ag.device}; got {shape} {dtype} on {device}")  # fmt: skip
             value = value.detach()
+        from autopar.arrays import _interpreters
+
+        if _interpreters.active:  # a capture: ``p.grad = None`` inside it is part of what it replays
+            hook = getattr(_interpreters.current(), "grad_set", None)
+            if hook is not None:
+                hook(ag, value)
         ag.grad = value
 
     @property

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 class Interpreter(Protocol):
     """A tracing interpreter: it takes a thread's calls after planning (``_dispatch``'s note).
 
+    ``read``, ``pushed`` and ``backward`` are optional (an interpreter that only watches the
+    calls leaves them out, and then reads, direct pushes and backward run as eagerly).
+
     ``plan`` is the call's :class:`~autopar.arrays._plan.Plan` (result shapes
     and dtypes, kernel dtypes, work). To run the call as eager execution
     would, call ``_dispatch.eager_bind(entry, plan, args, static, **options)``
@@ -54,9 +57,24 @@ class Interpreter(Protocol):
                   **options: Any) -> Any:  # fmt: skip
         """A write into ``target``: ``options`` are what (the op's name), casting, device, lane."""
 
+    def read(self, array: Any, what: str) -> None:
+        """A value of ``array`` is about to be read on this thread (``float(x)``, ``x.numpy()``): a
+        tracing interpreter raises here, since the value is not known while tracing."""
+
+    def pushed(self, fn: Any, reads: tuple[engine.Var, ...], writes: tuple[engine.Var, ...], device: Device,
+               name: str, lane: str) -> None:  # fmt: skip
+        """An engine op about to be pushed by the array layer outside ``bind`` (gradient ops, optimizer
+        updates): a tracing interpreter records it, or says why it cannot."""
+
+    def backward(self, heads: Sequence[Any], head_grads: Sequence[Any] | None, retain_graph: bool, what: str,
+                 before: Any, cuts: Any) -> Any:  # fmt: skip
+        """``backward(heads)`` called on this thread: return what ``_backward.backward`` returns (the
+        leaves written). Run the real one with :func:`passing` around it."""
+
 
 class _Stack(threading.local):
     interpreters: tuple[Interpreter, ...] = ()
+    passing = 0  # inside an interpreter's own eager calls: the hooks below let them through
 
 
 _stack = _Stack()
@@ -65,9 +83,36 @@ active = 0  # interpreters active on any thread: while 0, the dispatcher skips t
 
 
 def current() -> Interpreter | None:
-    """The innermost interpreter active on this thread, if any."""
+    """The innermost interpreter active on this thread, if any (None while :func:`passing`)."""
     found = _stack.interpreters
-    return found[-1] if found else None
+    return found[-1] if found and not _stack.passing else None
+
+
+@contextmanager
+def passing() -> Iterator[None]:
+    """Inside the block, this thread's calls go past its interpreters (an interpreter running an
+    op eagerly, or the gradient ops of a backward it recorded)."""
+    _stack.passing += 1
+    try:
+        yield
+    finally:
+        _stack.passing -= 1
+
+
+def reading(array: Any, what: str) -> None:
+    """A blocking read of ``array``'s value: the innermost interpreter may refuse it (capture)."""
+    tracer = current()
+    read = getattr(tracer, "read", None)  # an interpreter that records calls only may leave it out
+    if read is not None:
+        read(array, what)
+
+
+def pushing(fn: Any, reads: tuple[engine.Var, ...], writes: tuple[engine.Var, ...], device: Device, name: str,
+            lane: str) -> None:  # fmt: skip
+    """An engine op pushed outside ``bind``: the innermost interpreter sees it first."""
+    pushed = getattr(current(), "pushed", None)
+    if pushed is not None:
+        pushed(fn, reads, writes, device, name, lane)
 
 
 @contextmanager

@@ -95,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
                      + (" (--quick: no LeNet step, no first epoch)" if args.quick else ""), per_op.run(args.quick)))
     step("profiler cost")
     sections.append(("profiling", _profiler_figures(n, repeats)))
+    if not args.quick:  # torch.compile takes tens of seconds here: not in --quick
+        step("capture against torch.compile")
+        from autopar.benchmarks import captured
+
+        lenet, _ = captured.lenet_step()
+        sections.append(("autopar.capture against torch.compile and torch eager run alongside (python "
+                         "bench/captured.py adds DDP)", captured.captured_loop() + lenet + captured.data_parallel(ddp=False)))
 
     step("the chapter's experiments")
     from autopar.cli.demo import pick_devices

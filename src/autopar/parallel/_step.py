@@ -109,11 +109,13 @@ class DataParallel:
     ``average=True`` (default) divides the summed gradient by the number of
     devices, as DDP does: with a mean loss per device, the update equals one
     device's on the whole batch. The step owns the gradients: each backward
-    overwrites them (MXNet's ``grad_req="write"``).
+    overwrites them (MXNet's ``grad_req="write"``). ``capture=True`` (or a
+    capture mode, ``"replay"``, ``"compile"``): :meth:`step_batch` runs
+    captured (``autopar.capture``).
     """
 
     def __init__(self, replicas: Sequence[Sequence[NDArray]], optimizer: Optimizer, *, average: bool = True,
-                 bucket_size: int = BUCKET_SIZE) -> None:  # fmt: skip
+                 bucket_size: int = BUCKET_SIZE, capture: bool | str = False) -> None:  # fmt: skip
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"DataParallel: optimizer={optimizer!r}; expected parallel.sgd(...) or parallel.adam(...)")
         self.replicas = [list(r) for r in replicas]
@@ -146,6 +148,37 @@ class DataParallel:
         self.states = [[optimizer.state(p) for p in row] for row in self.replicas]
         self.buckets = _buckets(self.replicas[0], bucket_size)
         self.flats = [[_bucket_view(row, indices) for indices in self.buckets] for row in self.replicas]
+        self._batch_step: Any = self._step_batch
+        if capture:
+            from autopar._capture import capture as captured
+
+            self._batch_step = captured(self._step_batch, mode="auto" if capture is True else capture)
+            self._batch_step.name = "DataParallel.step_batch"  # (the profiler's name of its captured ops)
+
+    def step_batch(self, loss_fn: Any, X: Any, y: Any) -> list[NDArray]:
+        """One step on a global batch: ``X`` and ``y`` split along axis 0 over the replicas' devices,
+        each device's loss ``loss_fn(params, x, y)`` recorded on its own replica, then :meth:`step`.
+        Returns each device's loss; returns at once.
+
+        With ``capture=True`` the whole step -- split, each replica's forward and backward, the
+        gradient sums, the updates -- is captured: after the first batch of a shape, one engine op
+        per device and lane segment, each device's backward cut at the gradient buckets so that their
+        sums still start while backward runs (the guide's capture section)."""
+        from autopar.arrays._creation import asarray
+
+        X = X if type(X) is NDArray else asarray(X)
+        y = y if type(y) is NDArray else asarray(y)
+        losses: list[NDArray] = self._batch_step(loss_fn, X, y)
+        return losses
+
+    def _step_batch(self, loss_fn: Any, X: NDArray, y: NDArray) -> list[NDArray]:
+        from autopar.parallel._collectives import split_and_load
+
+        xs, ys = split_and_load(X, self.devices), split_and_load(y, self.devices)
+        with _autograd.record():
+            losses = [loss_fn(params, x, t) for params, x, t in zip(self.replicas, xs, ys)]
+        self.step(losses)
+        return losses
 
     def __repr__(self) -> str:
         return (f"DataParallel({len(self.replicas[0])} parameters on {', '.join(map(str, self.devices))}, "
@@ -195,7 +228,9 @@ class DataParallel:
 
     @atomic("DataParallel.step()")
     def _step(self, losses: Sequence[NDArray], sync: bool) -> None:
-        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets)}
+        cuts = [[row[i]._ag for row in self.replicas for i in indices] for indices in self.buckets]
+        reached = {id(leaf) for leaf in backward(losses, None, what="DataParallel.step", before=self._prepare_buckets,
+                                                 cuts=cuts)}  # fmt: skip
         used = [any(id(row[i]._ag) in reached for row in self.replicas) for i in range(len(self.replicas[0]))]
         scale = 1.0 / len(self.replicas) if self.average else 1.0
         optimizer = self.optimizer

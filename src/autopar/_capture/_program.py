@@ -1,0 +1,193 @@
+"""One trace made runnable: its segments with their backends, and what each call resolves and pushes.
+
+A call of a traced signature resolves every storage-backed slot
+(``_segments.py``'s note) -- arguments from the call, closed-over storages as
+traced, each leaf's current ``.grad`` (made, as zeros, where ``zero_grad``
+dropped it) and a fresh storage for each internal slot the engine must see
+-- then pushes one engine op per segment, as one group (all of them or, under
+Ctrl-C, none: ``engine/_group.py``), and returns the function's results as
+arrays over those storages. Nothing is computed at the call: shapes and
+dtypes were fixed by the trace.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+
+from autopar._capture import _backends, _staged
+from autopar._capture._segments import Segment, has_opaque, has_random, split
+from autopar._capture._trace import ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer
+from autopar.arrays import _eager
+from autopar.arrays._array import NDArray, make
+from autopar.arrays._autograd import Leaf
+from autopar.arrays._views import Storage
+from autopar.engine._group import atomic
+
+STALE = object()  # a call whose leaves' .grad changed layout since the trace: trace again
+
+
+def _view_key(view: Any) -> Any:
+    return None if view is None else (view.offset, view.shape, view.strides)
+
+
+class Program:
+    """A trace of ``name`` for one signature, cut into segments (``_segments.py``)."""
+
+    def __init__(self, name: str, tracer: Tracer, outputs: Any, out_arrays: list[Any], mode: str) -> None:
+        self.name = name
+        self.slots: list[Slot] = tracer.slots
+        for slot in self.slots:  # the trace's own results: not kept alive (their tensors) by the cache
+            if slot.kind == INTERNAL and slot.dtype is not None:
+                slot.var = None
+        self.steps = tracer.steps
+        self.outputs = outputs  # the result's structure (``_function._rebuild``)
+        self.out_arrays = out_arrays  # per returned array: ("arg", position) or ("slot", Operand)
+        returned = {o.slot for kind, o in out_arrays if kind == "slot" and self.slots[o.slot].kind == INTERNAL}
+        self.segments: list[Segment] = split(name, self.slots, self.steps, returned)
+        self.kernels = sum(1 for s in self.steps if type(s) is KernelStep)
+        self.calls = 0
+        self.externals = [s for s in self.slots if s.kind != INTERNAL]
+        counts: dict[int, int] = {}
+        for seg in self.segments:
+            counts[seg.chain] = counts.get(seg.chain, 0) + 1
+        self.chained = {chain: n > 1 for chain, n in counts.items()}
+        self.fresh = sorted({s for seg in self.segments for s in (*seg.reads, *seg.writes)
+                             if self.slots[s].kind == INTERNAL})  # fmt: skip
+        self.opaque = any(has_opaque(self.steps, seg) for seg in self.segments)
+        self.grad_checks = [(slot, g, _view_key(g.view)) for step in self.steps if type(step) is BackwardStep
+                            for slot, g, _ in step.leaves]  # fmt: skip
+        why_not = _backends.compiler_available() if mode != "replay" else ""
+        for seg in self.segments:
+            runners = []
+            for i in seg.steps:
+                step = self.steps[i]
+                if type(step) is KernelStep:
+                    runners.append(_backends.kernel_runner(step, self.slots))
+                elif type(step) is BackwardStep:
+                    runners.append(_backends.backward_runner(step, self.slots))
+                else:
+                    assert type(step) is OpaqueStep
+                    runners.append(_backends.opaque_runner(step, self.slots))
+            seg.loads = tuple(s for s in seg.loads if self.slots[s].dtype is not None)
+            fn = _backends.body(runners, len(self.slots), seg.loads, seg.publish)
+            kind, reason = "replay", ""
+            if mode != "replay":
+                kernels = sum(1 for i in seg.steps if type(self.steps[i]) is KernelStep)
+                if why_not:
+                    reason = why_not
+                elif has_opaque(self.steps, seg):
+                    reason = "it holds an engine op pushed directly (an optimizer's fused update)"
+                elif any(other.chain == seg.chain and other is not seg for other in self.segments):
+                    reason = "its backward is cut at gradient buckets (pieces share one torch graph)"
+                elif has_random(self.steps, seg):
+                    reason = "it draws random numbers (torch.compile's generator differs from eager's)"
+                elif mode == "auto" and kernels < 2:
+                    reason = "one kernel: nothing to fuse"
+                else:
+                    kind = "compile"
+            make = None
+            if kind == "compile":
+                make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
+                                    seg.publish, name, seg.device.kind == "cuda")  # fmt: skip
+            seg.run = _backends.Backend(fn, kind, make, choose=mode == "auto")
+            seg.run.reason = reason
+
+    # -- description ------------------------------------------------------------------------------------
+
+    @property
+    def backend(self) -> str:
+        """``"compile"``, ``"replay"``, or ``"compile+replay"`` when segments differ."""
+        kinds = sorted({seg.run.kind for seg in self.segments}) or ["replay"]
+        return "+".join(kinds)
+
+    @property
+    def reasons(self) -> list[str]:
+        return sorted({seg.run.reason for seg in self.segments if seg.run.reason})
+
+    def label(self, seg: Segment) -> str:
+        return f"{self.name} (captured: {seg.ops} ops, {seg.run.kind})"
+
+    # -- a call -------------------------------------------------------------------------------------------
+
+    def resolve(self, arrays: list[NDArray]) -> list[Any] | object:
+        storages: list[Any] = [None] * len(self.slots)
+        for slot in self.externals:
+            if slot.kind == ARG:
+                storages[slot.index] = arrays[slot.source]._storage
+            elif slot.kind == CONST:
+                storages[slot.index] = slot.source
+        for slot in self.externals:
+            if slot.kind != GRAD:
+                continue
+            owner = self.slots[slot.source]
+            ag = getattr(arrays[owner.source], "_ag", None) if owner.kind == ARG else owner.leaf
+            if type(ag) is not Leaf:
+                return STALE
+            grad = ag.grad
+            if grad is None:  # dropped (zero_grad): made again, zeros when the segment loads it (_run_segment)
+                grad = ag.grad = make(ag.shape, ag.dtype, ag.device)
+            storages[slot.index] = grad._storage
+        for leaf_slot, g, view in self.grad_checks:
+            owner = self.slots[leaf_slot]
+            record = arrays[owner.source]._ag if owner.kind == ARG else owner.leaf
+            grad = record.grad  # type: ignore[union-attr]
+            if grad is None or grad._storage is not storages[g.slot] or _view_key(grad._view) != view or \
+                    self.opaque and grad._storage is not self.slots[g.slot].var:
+                return STALE
+        for s in self.fresh:
+            slot = self.slots[s]
+            storages[s] = Storage(slot.shape, slot.dtype, slot.device)
+        return storages
+
+    def run(self, arrays: list[NDArray]) -> Any:
+        """Push this call's segments; return its results (or ``STALE``)."""
+        storages = self.resolve(arrays)
+        if storages is STALE:
+            return STALE
+        assert isinstance(storages, list)
+        self._push(storages)
+        self.calls += 1
+        results = []
+        for kind, where in self.out_arrays:
+            if kind == "arg":
+                results.append(arrays[where])
+                continue
+            storage = storages[where.slot]
+            view = where.view
+            shape = storage.shape if view is None else view.shape
+            results.append(make(shape, storage.dtype, storage.device, storage, view))
+        return results
+
+    @atomic("a captured call")
+    def _push(self, storages: list[Any]) -> None:
+        shared: dict[int, Any] = {}  # chain -> the environment its segments share (this call's)
+        for seg in self.segments:
+            if seg.device.kind == "cuda":
+                for s in seg.publish:
+                    storages[s].lane = seg.lane
+            env = None
+            if self.chained[seg.chain]:
+                env = shared.get(seg.chain)
+                if env is None:
+                    env = shared[seg.chain] = ([None] * len(self.slots), {})
+            _eager.push(partial(_run_segment, seg, storages, env), tuple(storages[s] for s in seg.reads),
+                        tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane)  # fmt: skip
+
+
+def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
+    """The engine op of one segment: preload, run the backend, publish what it made."""
+    tensors = []
+    for s in seg.loads:
+        st = storages[s]
+        t = st.tensor
+        if t is None:  # a .grad made by this call, or an array its failed producer never made: zeros,
+            t = st.base().zero_()  # made here, on the lane's stream (and so ordered on a GPU)
+        tensors.append(t)
+    out = seg.run(*tensors, shared=shared)
+    for s, t in zip(seg.publish, out):
+        storages[s].tensor = t.detach() if t.requires_grad else t
+
+
+__all__ = ["Program", "STALE"]

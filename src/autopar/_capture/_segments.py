@@ -1,0 +1,138 @@
+"""A trace cut into engine ops: one per device and lane segment, and what each reads and writes.
+
+Design note
+-----------
+Steps are placed in order. A step joins the latest segment of its own
+(device, lane) unless it depends on a segment made after that one -- it
+reads a slot a later segment wrote, or writes a slot a later segment read
+or wrote -- and otherwise opens a new segment. So a segment only ever
+depends on segments made before it, and pushing the segments in order
+gives the engine the same order of reads and writes that step-by-step
+execution has: independent work on two devices is two engine ops that run
+side by side, and a copy between them is a third, on its copy lane.
+
+A slot is *storage-backed* when the engine must see it: an argument's,
+a closed-over or ``.grad`` storage (every call resolves those), or an
+internal slot that another segment reads or the function returns (each call
+makes a fresh storage for it). Other internal slots live only in their
+segment's environment. A segment's engine op reads the storage-backed
+slots it reads before it has overwritten them whole (a covering write
+reads nothing: contract, failures rule 2) and writes those it writes; a
+failure inside it fails all of those writes, and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from autopar._capture._trace import INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Step
+from autopar.devices import Device
+from autopar.errors import CaptureError
+
+
+@dataclass(slots=True)
+class Segment:
+    device: Device
+    lane: str
+    steps: list[int] = field(default_factory=list)
+    reads: tuple[int, ...] = ()  # storage-backed slots the engine op reads
+    writes: tuple[int, ...] = ()  # ... and writes
+    loads: tuple[int, ...] = ()  # slots preloaded into the environment from their storages
+    publish: tuple[int, ...] = ()  # internal storage-backed slots it makes, stored at its end
+    ops: int = 0
+    run: Any = None  # the backend (``_backends.Backend``)
+    chain: int = -1  # segments of one chain share one environment (a backward cut into pieces: ``_cuts.py``)
+
+
+def _produced(step: Step) -> tuple[int, ...]:
+    return step.outs if type(step) is KernelStep else ()
+
+
+def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -> list[Segment]:
+    """Cut ``steps`` into segments (module note); ``returned``: the internal slots the function returns."""
+    segments: list[Segment] = []
+    latest: dict[tuple[Device, str], int] = {}
+    writer: dict[int, int] = {}  # slot -> the segment that last wrote it
+    readers: dict[int, set[int]] = {}  # slot -> segments that read it since
+    place: list[int] = []
+    graph: dict[Device, int] = {}  # device -> the segment of its latest backward's first piece
+    for i, step in enumerate(steps):
+        key = (step.device, step.lane)
+        deps = {writer[s] for s in step.reads if s in writer}
+        for s in step.writes:
+            if s in writer:
+                deps.add(writer[s])
+            deps.update(readers.get(s, ()))
+        here = latest.get(key)
+        if type(step) is BackwardStep and step.cut:  # a later piece: its own engine op, in the same graph
+            root = graph[step.device]
+            here = len(segments)
+            segments.append(Segment(step.device, step.lane, chain=segments[root].chain))
+            latest[key] = here
+        elif type(step) is BackwardStep:  # the torch graph lives in the segment of the recorded steps
+            grads = {writer[h.slot] for h in step.heads if h.slot in writer}
+            if len(grads) == 1:
+                here = grads.pop()
+                if segments[here].device != step.device or any(d > here for d in deps):
+                    here = None
+            else:
+                here = None
+            if here is None:
+                raise CaptureError(f"capture({name}): backward over a graph that crosses devices or copies inside "
+                                   f"the captured function is not captured; compute each device's loss on its own "
+                                   f"device (parallel.DataParallel), or call the function without capture")  # fmt: skip
+            graph[step.device] = here
+        elif here is None or any(d > here for d in deps):
+            here = len(segments)
+            segments.append(Segment(step.device, step.lane, chain=here))
+            latest[key] = here
+        segments[here].steps.append(i)
+        place.append(here)
+        for s in step.reads:
+            readers.setdefault(s, set()).add(here)
+        for s in step.writes:
+            writer[s] = here
+            readers[s] = set()
+    # which internal slots cross segments
+    made_in: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        for s in _produced(step):
+            made_in[s] = place[i]
+    # synthetic vars (dtype None: the order of a cut backward's pieces) are always the engine's
+    backed = {s.index for s in slots if s.kind != INTERNAL or s.dtype is None} | (returned & set(made_in))
+    chain = [segments[p].chain for p in place]
+    for i, step in enumerate(steps):
+        for s in step.reads | step.writes:
+            if s in made_in and segments[made_in[s]].chain != chain[i]:
+                backed.add(s)
+    for seg in segments:
+        reads: dict[int, None] = {}
+        writes: dict[int, None] = {}
+        touched: set[int] = set()
+        made: set[int] = set()
+        for i in seg.steps:
+            step = steps[i]
+            for s in step.reads:
+                if s in backed and s not in touched and s not in made:
+                    reads[s] = None
+                touched.add(s)
+            for s in step.writes:
+                if s in backed:
+                    writes[s] = None
+                touched.add(s)
+            made.update(_produced(step))
+            seg.ops += 1 if type(step) is not BackwardStep else len(step.leaves)
+        seg.reads = tuple(reads)
+        seg.writes = tuple(writes)
+        seg.loads = tuple(s for s in dict.fromkeys([*reads, *writes]) if s not in made)
+        seg.publish = tuple(s for s in writes if s in made)
+    return segments
+
+
+def has_opaque(steps: list[Step], seg: Segment) -> bool:
+    return any(type(steps[i]) is OpaqueStep for i in seg.steps)
+
+
+def has_random(steps: list[Step], seg: Segment) -> bool:
+    return any(type(steps[i]) is KernelStep and steps[i].state for i in seg.steps)  # type: ignore[union-attr]

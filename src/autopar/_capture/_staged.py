@@ -1,0 +1,142 @@
+"""The compile backend of a segment: its kernels through ``torch.compile`` in *stages*, cut at backward.
+
+Design note
+-----------
+dynamo does not trace ``torch.autograd.grad``, and a compiled function run
+under ``no_grad`` returns results without a graph. So a segment is run as
+stages: each maximal run of kernel steps is one function compiled by
+``torch.compile`` (AOTAutograd compiles its backward too, where its inputs
+require grad), and each :class:`~autopar._capture._trace.BackwardStep`
+between them runs as in replay -- ``torch.autograd.grad`` over the graph the
+compiled forward stage returned, which runs its compiled backward. A
+training step (forward, backward, update) is thus three stages: forward and
+update fused by inductor, backward by AOTAutograd's compiled backward.
+
+A stage takes the tensors of the slots it reads that earlier steps made or
+the segment loaded (a leaf's *alias*, ``_backends._alias``, where a recorded
+step reads a leaf), and returns the slots it makes. Inside it, a write is
+functional -- the slot gets a new value -- and each input written is
+copied into once, at the end (an input mutation, which torch.compile
+keeps): a hundred ``x += 2*y`` are one fused loop and one copy, not a
+hundred buffers. Each stage function
+is made fresh (its own code object) and compiled with ``dynamic=False`` and
+no guards (``_backends.Backend``: a trace is one signature), with
+``mode="reduce-overhead"`` -- CUDA graphs -- on a CUDA device (not run on a
+GPU here: unverified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from autopar._capture import _backends
+from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
+
+
+def _no_guards(entries: Sequence[Any]) -> list[bool]:
+    return [False] * len(entries)
+
+
+def _compile(fn: Callable[..., Any], name: str, cuda: bool) -> Callable[..., Any]:
+    namespace: dict[str, Any] = {"_stage": fn}
+    safe = "".join(c if c.isalnum() else "_" for c in name)
+    exec(f"def captured_{safe}(*tensors):\n    return _stage(*tensors)\n", namespace)
+    # fullgraph: no guards is safe only for one graph (a graph break would resume in frames whose
+    # code all runners share, and a frame compiled without guards would be reused for another)
+    compiled: Callable[..., Any] = torch.compile(namespace[f"captured_{safe}"], dynamic=False, fullgraph=True,
+                                                 mode="reduce-overhead" if cuda else None,
+                                                 options={"guard_filter_fn": _no_guards})  # fmt: skip
+    return compiled
+
+
+Stage = tuple[Callable[..., Any], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed: set[int]) -> Stage:
+    """The stage's function, the slots it reads (env), the leaf slots it reads through aliases, the slots it makes."""
+    runners = [_backends.kernel_runner(s, slots, compiling=True) for s in steps]
+    made: set[int] = set()
+    ins: dict[int, None] = {}
+    leaf_ins: dict[int, None] = {}
+    for s in steps:
+        for pos, a in enumerate(s.args):
+            if type(a) is not Operand or a.slot in made:
+                continue
+            if s.grad and pos in s.positions and slots[a.slot].leaf is not None and slots[a.slot].kind != "internal":
+                leaf_ins[a.slot] = None
+            else:
+                ins[a.slot] = None
+        if s.target is not None and s.target.slot not in made:
+            ins[s.target.slot] = None
+        made.update(s.outs)
+    outs = tuple(o for s in steps for o in s.outs if o in needed)
+    env_slots, alias_slots = tuple(ins), tuple(leaf_ins)
+
+    def run(*tensors: Any) -> tuple[Any, ...]:
+        env: list[Any] = [None] * size
+        aliases: dict[Any, Any] = {}
+        for s, t in zip(env_slots, tensors):
+            env[s] = t
+        for s, t in zip(alias_slots, tensors[len(env_slots):]):
+            aliases[s] = t
+        with torch.no_grad():
+            for r in runners:
+                r(env, aliases)
+            for s, t in zip(env_slots, tensors):  # a slot written in the stage: its input gets the last value
+                if env[s] is not t:
+                    t.copy_(env[s])
+        return tuple(env[o] for o in outs)
+
+    return run, env_slots, alias_slots, outs
+
+
+def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
+         name: str, cuda: bool) -> Callable[[], Callable[..., Any]]:  # fmt: skip
+    """A factory of the segment's compiled driver (called once, by ``Backend``'s first compiled run)."""
+    runs: list[list[Step]] = [[]]
+    for step in seg_steps:
+        if type(step) is KernelStep:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+            runs.append([])
+    runs = [r for r in runs if r]
+
+    def factory() -> Callable[..., Any]:
+        plan: list[Any] = []
+        needed = set(publish)  # a stage returns only what is read after it (else inductor keeps every value)
+        for run_of in reversed(runs):
+            if type(run_of[0]) is not KernelStep:
+                step = run_of[0]
+                assert type(step) is BackwardStep
+                needed |= step.reads
+                plan.append(("eager", _backends.backward_runner(step, slots)))
+                continue
+            fn, env_slots, alias_slots, outs = _stage(run_of, slots, size, needed)  # type: ignore[arg-type]
+            plan.append(("stage", _compile(fn, f"{name}_{len(plan)}", cuda), env_slots, alias_slots, outs))
+            needed |= set(env_slots) | set(alias_slots)
+        plan.reverse()
+
+        def driver(*tensors: Any, shared: Any = None) -> tuple[Any, ...]:
+            env, aliases = ([None] * size, {}) if shared is None else shared
+            for s, t in zip(loads, tensors):
+                if t.storage_offset():  # views are taken at offset 0 in a compiled stage
+                    raise ValueError("a tensor at a storage offset (from_torch of a part of a tensor)")
+                env[s] = t
+            for item in plan:
+                if item[0] == "eager":
+                    with torch.no_grad():
+                        item[1](env, aliases)
+                    continue
+                _, fn, env_slots, alias_slots, outs = item
+                args = [env[s] for s in env_slots] + [_backends._alias(env, aliases, s) for s in alias_slots]
+                for o, t in zip(outs, fn(*args)):
+                    env[o] = t
+            return tuple(env[s] for s in publish)
+
+        return driver
+
+    return factory
