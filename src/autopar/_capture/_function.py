@@ -4,7 +4,10 @@ A call's *signature* is the structure of its arguments (tuples, lists and
 dicts are walked), each array's shape, dtype, device, view and which other
 arguments share its storage, whether it requires grad, every other
 argument's type and value (they must be hashable: they are baked into the
-trace), and the gradient mode the call is made in. A new signature is
+trace), the gradient mode the call is made in, and the thread's default
+float (``set_default_dtype``, NumPy mode). An argument in outside memory
+(``from_torch``) is told apart from one in autopar's own: two windows on one
+tensor may overlap, so its in-place writes are not replayed in place. A new signature is
 traced (``_trace.py``: the call runs eagerly while the tracer records it);
 a known one is replayed (``_program.py``). The traces are kept in a
 least-recently-used cache of ``max_traces`` (default ``AUTOPAR_CAPTURE_TRACES``,
@@ -23,7 +26,7 @@ from typing import Any
 from autopar import _config
 from autopar._capture._program import STALE, Program
 from autopar._capture._trace import Tracer
-from autopar.arrays import _autograd, _interpreters
+from autopar.arrays import _autograd, _dtypes, _interpreters
 from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.errors import CaptureError
@@ -72,7 +75,9 @@ def _array_key(a: NDArray, first: dict[int, int], i: int) -> tuple[Any, ...]:
         )
     view = a._view
     storage = a._storage
-    return (a.shape, a._dtype, a.device, first.setdefault(id(storage), i), storage.shape,
+    # outside memory (from_torch; lane None) may overlap another argument's: a replay must not
+    # write it with torch's in-place kernel, as eagerly (``_trace.Tracer.bind_into``)
+    return (a.shape, a._dtype, a.device, first.setdefault(id(storage), i), storage.shape, storage.lane is None,
             None if view is None else (view.offset, view.shape, view.strides),
             None if ag is None else (ag.req, ag.always))  # fmt: skip
 
@@ -124,7 +129,8 @@ class Captured:
         spec = _flatten((args, kwargs), arrays, self.name)
         first: dict[int, int] = {}
         state = _autograd._state
-        key = (spec, tuple(_array_key(a, first, i) for i, a in enumerate(arrays)), state.mode, state.training)
+        key = (spec, tuple(_array_key(a, first, i) for i, a in enumerate(arrays)), state.mode, state.training,
+               _dtypes.numpy_mode.on)  # the thread's default float (creations and Python floats take it)
         with self._lock:
             program = self._traces.get(key)
             if program is not None:

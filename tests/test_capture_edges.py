@@ -1,0 +1,39 @@
+"""autopar.capture at its edges, against eager execution: aliasing between arguments and closed-over
+arrays, outside memory, the thread's default dtype, failed inputs, gradients of unused parameters,
+threads, and what each part of a trace's bookkeeping protects (replay: no compiler needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import autopar as ap
+from autopar import autograd
+
+
+def test_the_default_dtype_is_part_of_the_signature() -> None:
+    f = ap.capture(lambda x: (x + 1, ap.zeros(2)), mode="replay")
+    x = ap.ones(2, dtype="float32")
+    f(x)
+    ap.set_default_dtype("float64")
+    try:
+        assert f(x)[1].dtype == ap.zeros(2).dtype == ap.float64
+        assert f.traced == 2
+    finally:
+        ap.set_default_dtype("float32")
+    assert f(x)[1].dtype == ap.float32 and f.traced == 2
+
+
+def test_overlapping_outside_memory_is_not_written_in_place_by_a_replay() -> None:
+    def add(x, y):  # type: ignore[no-untyped-def]
+        x += y
+        return x
+
+    captured = ap.capture(add, mode="replay")
+    captured(ap.ones(4), ap.ones(4))  # traced on autopar's own storages (torch's in-place kernel is safe)
+    mine, theirs = torch.arange(5.0), torch.arange(5.0)
+    captured(ap.from_torch(mine[:4]), ap.from_torch(mine[1:]))  # two windows on one tensor
+    add(ap.from_torch(theirs[:4]), ap.from_torch(theirs[1:]))
+    ap.waitall()
+    assert mine.tolist() == theirs.tolist() == [1.0, 3.0, 5.0, 7.0, 4.0]
