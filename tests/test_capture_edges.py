@@ -37,3 +37,30 @@ def test_overlapping_outside_memory_is_not_written_in_place_by_a_replay() -> Non
     add(ap.from_torch(theirs[:4]), ap.from_torch(theirs[1:]))
     ap.waitall()
     assert mine.tolist() == theirs.tolist() == [1.0, 3.0, 5.0, 7.0, 4.0]
+
+
+W = ap.ones(3)  # a module-level array a function reaches by name
+
+
+def _plus_w(x):  # type: ignore[no-untyped-def]
+    return x + W
+
+
+def test_an_argument_that_is_also_closed_over_is_told_apart_at_each_call() -> None:
+    w = ap.ones(3)
+
+    def scaled(x):  # type: ignore[no-untyped-def]
+        x *= 2
+        return x + w
+
+    for fn, shared in ((scaled, w), (_plus_w, W)):
+        captured = ap.capture(fn, mode="replay")
+        captured(shared)  # traced with the closed-over array as the argument
+        other, other_eager = ap.zeros(3), ap.zeros(3)
+        np.testing.assert_array_equal(captured(other).numpy(), fn(other_eager).numpy())
+        np.testing.assert_array_equal(other.numpy(), other_eager.numpy())
+        # and back: traced apart, called with the closed-over array
+        before = shared.numpy().copy()
+        got = captured(shared)
+        shared[...] = ap.asarray(before)
+        np.testing.assert_array_equal(got.numpy(), fn(shared).numpy())

@@ -25,7 +25,7 @@ from autopar.arrays._autograd import Leaf
 from autopar.arrays._views import Storage
 from autopar.engine._group import atomic
 
-STALE = object()  # a call whose leaves' .grad changed layout since the trace: trace again
+STALE = object()  # a call whose leaves' .grad changed layout, or whose arguments alias closed-over arrays otherwise than at the trace: trace again
 
 
 def _view_key(view: Any) -> Any:
@@ -35,8 +35,13 @@ def _view_key(view: Any) -> Any:
 class Program:
     """A trace of ``name`` for one signature, cut into segments (``_segments.py``)."""
 
-    def __init__(self, name: str, tracer: Tracer, outputs: Any, out_arrays: list[Any], mode: str) -> None:
+    def __init__(self, name: str, tracer: Tracer, outputs: Any, out_arrays: list[Any], mode: str,
+                 pinned: dict[int, Storage] | None = None) -> None:  # fmt: skip
         self.name = name
+        # an argument that was also a closed-over array at the trace: its slot stands for both, so only
+        # a call with that same array may replay (``_function._reached``); and a call whose argument is
+        # a closed-over array the trace saw apart (a CONST slot) is traced again, with the two as one
+        self.pinned = pinned or {}
         self.slots: list[Slot] = tracer.slots
         for slot in self.slots:  # the trace's own results: not kept alive (their tensors) by the cache
             if slot.kind == INTERNAL and slot.dtype is not None:
@@ -49,6 +54,7 @@ class Program:
         self.kernels = sum(1 for s in self.steps if type(s) is KernelStep)
         self.calls = 0
         self.externals = [s for s in self.slots if s.kind != INTERNAL]
+        self.consts = {id(s.source) for s in self.externals if s.kind == CONST}
         counts: dict[int, int] = {}
         for seg in self.segments:
             counts[seg.chain] = counts.get(seg.chain, 0) + 1
@@ -112,10 +118,15 @@ class Program:
     # -- a call -------------------------------------------------------------------------------------------
 
     def resolve(self, arrays: list[NDArray]) -> list[Any] | object:
+        for i, storage in self.pinned.items():
+            if arrays[i]._storage is not storage:
+                return STALE
         storages: list[Any] = [None] * len(self.slots)
         for slot in self.externals:
             if slot.kind == ARG:
-                storages[slot.index] = arrays[slot.source]._storage
+                storage = storages[slot.index] = arrays[slot.source]._storage
+                if id(storage) in self.consts and slot.source not in self.pinned:
+                    return STALE
             elif slot.kind == CONST:
                 storages[slot.index] = slot.source
         for slot in self.externals:
