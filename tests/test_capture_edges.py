@@ -64,3 +64,25 @@ def test_an_argument_that_is_also_closed_over_is_told_apart_at_each_call() -> No
         got = captured(shared)
         shared[...] = ap.asarray(before)
         np.testing.assert_array_equal(got.numpy(), fn(shared).numpy())
+
+
+@pytest.mark.parametrize("make", ["asarray", "array", "torch", "empty"])
+def test_an_array_made_from_data_inside_the_function_is_new_at_each_call(make: str) -> None:
+    def fn(x):  # type: ignore[no-untyped-def]
+        if make == "empty":
+            t = ap.empty(3)
+            t[...] = 1.0
+        else:
+            t = {"asarray": ap.asarray, "array": ap.array, "torch": ap.asarray}[make](
+                torch.tensor([1.0, 2.0, 3.0]) if make == "torch" else [1.0, 2.0, 3.0])
+        t += x
+        return t, t * 1
+
+    captured = ap.capture(fn, mode="replay")
+    x = ap.ones(3)
+    want = [a.tolist() for a in fn(x)]
+    results = [captured(x) for _ in range(3)]
+    for got in results:
+        assert [a.tolist() for a in got] == want
+    results[-1][0][...] = 100.0  # a result of one call is not another call's
+    assert [a.tolist() for a in captured(x)] == want and [a.tolist() for a in results[0]] == want

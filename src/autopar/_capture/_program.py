@@ -55,6 +55,9 @@ class Program:
         self.calls = 0
         self.externals = [s for s in self.slots if s.kind != INTERNAL]
         self.consts = {id(s.source) for s in self.externals if s.kind == CONST}
+        # arrays made from data inside the function that it writes or returns: new at each call, as eagerly
+        changed = {w for step in self.steps for w in step.writes} | {o.slot for kind, o in out_arrays if kind == "slot"}
+        self.literals = [s for s in self.externals if s.kind == CONST and s.literal is not None and s.index in changed]
         counts: dict[int, int] = {}
         for seg in self.segments:
             counts[seg.chain] = counts.get(seg.chain, 0) + 1
@@ -129,6 +132,8 @@ class Program:
                     return STALE
             elif slot.kind == CONST:
                 storages[slot.index] = slot.source
+        for slot in self.literals:
+            storages[slot.index] = type(slot.source)(slot.shape, slot.dtype, slot.device, slot.literal.clone(), None)
         for slot in self.externals:
             if slot.kind != GRAD:
                 continue

@@ -18,7 +18,8 @@ through a view, and push nothing, as in eager execution):
   arguments, by position);
 - ``CONST``: a storage the function reached without being given it -- a
   closed-over array, a module's parameter, an optimizer's state, a random
-  generator's var. The *same object* is read and written by every replay
+  generator's var -- or made from host data inside it (``asarray([...])``:
+  its value is kept, and a call that writes or returns it gets a new one). The *same object* is read and written by every replay
   (as JAX bakes closed-over values in, autopar bakes in the array: its
   current value is read each call, and rebinding the Python name is not
   seen: capture again after that);
@@ -70,6 +71,7 @@ class Slot:
     source: Any = None
     leaf: Leaf | None = None  # the gradient record of a leaf on this storage (its .grad: a GRAD slot)
     var: Any = None  # the storage (or var) the trace saw
+    literal: Any = None  # CONST made inside the function from host data (asarray): its value then
 
 @dataclass(slots=True, frozen=True)
 class Operand:
@@ -202,6 +204,15 @@ class Tracer:
             )
         self._note_leaf(array)
         return Operand(found, array._view)
+
+    def made(self, array: NDArray) -> None:
+        """``asarray(data)`` inside the function: a CONST slot that remembers its value, made anew by each
+        call that writes or returns it (``Program.resolve``), as each eager call makes a new array."""
+        s = array._storage
+        if id(s) in self.by_var or s.tensor is None or s.remote:
+            return
+        index = self._new(CONST, s, s.shape, s.dtype, s.device, s)
+        self.slots[index].literal = s.tensor.clone()
 
     def var_slot(self, var: Any, what: str) -> int:
         found = self.by_var.get(id(var))

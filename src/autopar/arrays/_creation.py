@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autopar.arrays import _dtypes
+from autopar.arrays import _dtypes, _interpreters
 from autopar.arrays._array import NDArray, as_device, make
 from autopar.arrays._dispatch import bind
 from autopar.arrays._dtypes import DType
@@ -393,6 +393,8 @@ def asarray(obj: Any, /, dtype: Any = None, device: Any = None, copy: bool | Non
         if copy is not False:
             t = t.clone()  # the value now; on a CUDA tensor, ordered on the caller's stream
         out = from_torch(t) if dev is None or (dev.kind == "cuda") == t.is_cuda else _placed(t.cpu(), dev)
+        if copy is not False and _interpreters.active:
+            _interpreters.made(out)
         if dev is not None and out.device != dev:
             from autopar.arrays._copy import to
 
@@ -403,7 +405,10 @@ def asarray(obj: Any, /, dtype: Any = None, device: Any = None, copy: bool | Non
     if _contains_arrays(obj):
         out = _stack([asarray(x, device=dev) for x in obj])
         return out if d is None else astype(out, d, copy=False)
-    return _placed(_host_tensor("asarray", obj, d, copy), dev if dev is not None else Device("cpu", 0))
+    out = _placed(_host_tensor("asarray", obj, d, copy), dev if dev is not None else Device("cpu", 0))
+    if copy is not False and _interpreters.active:  # a capture makes it anew at each call (its trace note)
+        _interpreters.made(out)
+    return out
 
 
 def array(obj: Any, dtype: Any = None, *, device: Any = None, copy: bool = True, ctx: Any = None,

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 class Interpreter(Protocol):
     """A tracing interpreter: it takes a thread's calls after planning (``_dispatch``'s note).
 
-    ``read``, ``pushed`` and ``backward`` are optional (an interpreter that only watches the
+    ``read``, ``pushed``, ``made`` and ``backward`` are optional (an interpreter that only watches the
     calls leaves them out, and then reads, direct pushes and backward run as eagerly).
 
     ``plan`` is the call's :class:`~autopar.arrays._plan.Plan` (result shapes
@@ -65,6 +65,10 @@ class Interpreter(Protocol):
                name: str, lane: str) -> None:  # fmt: skip
         """An engine op about to be pushed by the array layer outside ``bind`` (gradient ops, optimizer
         updates): a tracing interpreter records it, or says why it cannot."""
+
+    def made(self, array: Any) -> None:
+        """``array`` was just made from host data on this thread (``asarray``): a tracing interpreter
+        notes its value (a replay makes a new array of it, as each eager call does)."""
 
     def backward(self, heads: Sequence[Any], head_grads: Sequence[Any] | None, retain_graph: bool, what: str,
                  before: Any, cuts: Any) -> Any:  # fmt: skip
@@ -113,6 +117,15 @@ def pushing(fn: Any, reads: tuple[engine.Var, ...], writes: tuple[engine.Var, ..
     pushed = getattr(current(), "pushed", None)
     if pushed is not None:
         pushed(fn, reads, writes, device, name, lane)
+
+
+def made(array: Any) -> None:
+    """``array`` was just made from host data on this thread (``asarray`` of a list, a NumPy array,
+    a copied tensor): the innermost interpreter may note it (capture snapshots it: a replay makes a
+    new one)."""
+    note = getattr(current(), "made", None)
+    if note is not None:
+        note(array)
 
 
 @contextmanager
