@@ -86,3 +86,25 @@ def test_an_array_made_from_data_inside_the_function_is_new_at_each_call(make: s
         assert [a.tolist() for a in got] == want
     results[-1][0][...] = 100.0  # a result of one call is not another call's
     assert [a.tolist() for a in captured(x)] == want and [a.tolist() for a in results[0]] == want
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_two_backwards_in_one_function_write_or_add_as_eagerly(req: str) -> None:
+    def step(w, X):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            first = (X * w).sum()
+        first.backward()
+        with autograd.record():
+            second = (X * w * 3).sum()
+        second.backward()  # grad_req "write": this backward's gradient replaces the first's
+        return first + second
+
+    captured = ap.capture(step, mode="replay")
+    X = ap.arange(3.0)
+    eager, mine = ap.ones(3), ap.ones(3)
+    for w in (eager, mine):
+        w.attach_grad(grad_req=req)
+    for _ in range(3):
+        np.testing.assert_array_equal(captured(mine, X).numpy(), step(eager, X).numpy())
+        np.testing.assert_array_equal(mine.grad.numpy(), eager.grad.numpy())
+    assert captured.traced == 1

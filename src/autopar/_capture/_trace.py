@@ -161,7 +161,6 @@ class Tracer:
         self.leaves: dict[int, int] = {}  # id(Leaf) -> slot
         self.steps: list[Step] = []
         self.keep: list[Any] = []  # the vars and storages the trace saw, alive while it is used
-        self.written_leaves: set[int] = set()
         self.dropped: set[int] = set()  # leaves whose .grad the function set to None (zero_grad) since their last backward
 
     # -- slots --------------------------------------------------------------------------------------
@@ -346,10 +345,10 @@ class Tracer:
                 found = self._new(GRAD, s, s.shape, s.dtype, s.device, slot)
             elif self.slots[found].kind == CONST:
                 self.slots[found].kind, self.slots[found].source = GRAD, slot
-            # the first backward of a "write" leaf, or one whose .grad the function dropped: made afresh
-            overwrite = leaf.req == "write" and slot not in self.written_leaves or id(leaf) in self.dropped
+            # every backward of a "write" leaf (as eagerly: each pass overwrites), or of one whose .grad
+            # the function dropped (made afresh): written whole; otherwise added into
+            overwrite = leaf.req == "write" or id(leaf) in self.dropped
             self.dropped.discard(id(leaf))
-            self.written_leaves.add(slot)
             found_part = by_device.get(leaf.device)
             if found_part is None:
                 raise CaptureError(f"capture({self.name}): {what} sends gradients from one device to another (a "
