@@ -108,3 +108,10 @@ def test_two_backwards_in_one_function_write_or_add_as_eagerly(req: str) -> None
         np.testing.assert_array_equal(captured(mine, X).numpy(), step(eager, X).numpy())
         np.testing.assert_array_equal(mine.grad.numpy(), eager.grad.numpy())
     assert captured.traced == 1
+
+
+def test_a_tensor_argument_is_refused_not_baked_into_the_trace() -> None:
+    f = ap.capture(lambda x, t: x + ap.asarray(t), mode="replay")
+    with pytest.raises(ap.CaptureError, match=r"torch.Tensor.*autopar.from_torch"):
+        f(ap.ones(3), torch.ones(3))  # hashable (by identity), but its contents change under the trace
+    assert f.traces == [] and f(ap.ones(3), 2.0).tolist() == [3.0] * 3

@@ -43,6 +43,12 @@ def _flatten(obj: Any, arrays: list[NDArray], name: str) -> Any:
         return (type(obj).__name__, tuple(_flatten(o, arrays, name) for o in obj))
     if type(obj) is dict:
         return ("d", tuple(obj), tuple(_flatten(v, arrays, name) for v in obj.values()))
+    if hasattr(obj, "__dlpack__") and type(obj).__hash__ is not None:  # a tensor (hashable by identity): its changing contents would be baked in
+        raise CaptureError(
+            f"capture({name}): an argument is a {type(obj).__module__}.{type(obj).__name__}, whose contents a trace "
+            f"would bake in as they are now; pass it as an autopar array (autopar.from_torch(t) shares its memory, "
+            f"autopar.asarray(t) copies it)"
+        )
     try:
         hash(obj)
     except TypeError:
