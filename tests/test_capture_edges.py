@@ -115,3 +115,33 @@ def test_a_tensor_argument_is_refused_not_baked_into_the_trace() -> None:
     with pytest.raises(ap.CaptureError, match=r"torch.Tensor.*autopar.from_torch"):
         f(ap.ones(3), torch.ones(3))  # hashable (by identity), but its contents change under the trace
     assert f.traces == [] and f(ap.ones(3), 2.0).tolist() == [3.0] * 3
+
+
+def test_zero_grad_outside_with_an_optimizer_that_pushes_its_own_update() -> None:
+    from autopar import nn
+
+    X = ap.asarray(np.random.default_rng(0).standard_normal((16, 4)).astype(np.float32))
+    y = ap.asarray(np.arange(16) % 2)
+
+    def setup():  # type: ignore[no-untyped-def]
+        ap.random.seed(0)
+        net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        opt = ap.optim.Adam(net.parameters(), lr=0.01)
+
+        def step(X, y):  # type: ignore[no-untyped-def]
+            loss = nn.functional.cross_entropy(net(X), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        step(X, y)
+        return net, opt, step
+
+    (eager_net, eager_opt, eager), (net, opt, step) = setup(), setup()
+    captured = ap.capture(step, mode="replay")
+    for _ in range(3):
+        for o in (eager_opt, opt):
+            o.zero_grad()  # .grad = None outside: the call that finds it so traces again, on a .grad made whole
+        np.testing.assert_allclose(captured(X, y).numpy(), eager(X, y).numpy(), rtol=1e-6)
+    for p, q in zip(eager_net.parameters(), net.parameters()):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)

@@ -134,6 +134,8 @@ class Program:
                 storages[slot.index] = slot.source
         for slot in self.literals:
             storages[slot.index] = type(slot.source)(slot.shape, slot.dtype, slot.device, slot.literal.clone(), None)
+        remade: dict[int, NDArray] = {}  # id(leaf) -> its new .grad, set only once the call is known to replay
+        leaves: list[Leaf] = []
         for slot in self.externals:
             if slot.kind != GRAD:
                 continue
@@ -141,17 +143,21 @@ class Program:
             ag = getattr(arrays[owner.source], "_ag", None) if owner.kind == ARG else owner.leaf
             if type(ag) is not Leaf:
                 return STALE
-            grad = ag.grad
+            grad = ag.grad if ag.grad is not None else remade.get(id(ag))
             if grad is None:  # dropped (zero_grad): made again, zeros when the segment loads it (_run_segment)
-                grad = ag.grad = make(ag.shape, ag.dtype, ag.device)
+                grad = remade[id(ag)] = make(ag.shape, ag.dtype, ag.device)
+                leaves.append(ag)
             storages[slot.index] = grad._storage
         for leaf_slot, g, view in self.grad_checks:
             owner = self.slots[leaf_slot]
             record = arrays[owner.source]._ag if owner.kind == ARG else owner.leaf
             grad = record.grad  # type: ignore[union-attr]
+            grad = grad if grad is not None else remade.get(id(record))
             if grad is None or grad._storage is not storages[g.slot] or _view_key(grad._view) != view or \
                     self.opaque and grad._storage is not self.slots[g.slot].var:
-                return STALE
+                return STALE  # (nothing set yet: the trace's eager run finds .grad as the caller left it)
+        for ag in leaves:
+            ag.grad = remade[id(ag)]
         for s in self.fresh:
             slot = self.slots[s]
             storages[s] = Storage(slot.shape, slot.dtype, slot.device)
