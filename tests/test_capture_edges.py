@@ -145,3 +145,73 @@ def test_zero_grad_outside_with_an_optimizer_that_pushes_its_own_update() -> Non
         np.testing.assert_allclose(captured(X, y).numpy(), eager(X, y).numpy(), rtol=1e-6)
     for p, q in zip(eager_net.parameters(), net.parameters()):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- each part of the signature, and the bookkeeping of reads and writes (mutation audit) ----------
+
+
+def test_a_view_of_another_offset_traces_again() -> None:
+    f = ap.capture(lambda x: x * 2, mode="replay")
+    base = ap.arange(6.0).reshape(2, 3)
+    assert f(base[0]).tolist() == [0.0, 2.0, 4.0]
+    assert f(base[1]).tolist() == [6.0, 8.0, 10.0] and f.traced == 2
+
+
+def test_traced_with_one_array_twice_then_called_with_two() -> None:
+    def add(a, b):  # type: ignore[no-untyped-def]
+        a += b
+        return a * b
+
+    f = ap.capture(add, mode="replay")
+    x = ap.ones(3)
+    f(x, x)
+    a, b = ap.ones(3), ap.full(3, 2.0)
+    assert f(a, b).tolist() == [6.0] * 3 and a.tolist() == [3.0] * 3 and f.traced == 2
+
+
+def test_the_gradient_mode_is_part_of_the_signature() -> None:
+    f = ap.capture(lambda w: w.__isub__(1), mode="replay")
+    w = ap.ones(3, requires_grad=True)
+    with ap.no_grad():
+        f(w)  # allowed under no_grad
+    with pytest.raises(RuntimeError, match="leaf that requires grad"):
+        f(w)  # not outside it, as eagerly
+    assert w.tolist() == [0.0] * 3
+
+
+class Broken(ArithmeticError):
+    pass
+
+
+def _explode(t):  # type: ignore[no-untyped-def]
+    raise Broken("bad input")
+
+
+def test_a_partial_write_into_a_failed_array_leaves_it_failed() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        x[0] = 1.0  # reads the rest of x: a failure on x stays
+        return x * 1
+
+    captured = ap.capture(f, mode="replay")
+    captured(ap.zeros(2))
+    bad = ap.call(_explode, ap.zeros(2), shape=(2,))
+    out = captured(bad)
+    for failed in (out, bad):
+        with pytest.raises(Broken, match="bad input"):
+            failed.numpy()
+
+
+def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None:
+    def step(w, X):  # type: ignore[no-untyped-def]
+        loss = (w * X).sum()
+        loss.backward()
+        return loss
+
+    f = ap.capture(step, mode="replay")
+    w, X = ap.ones(3, requires_grad=True), ap.arange(3.0)
+    f(w, X)
+    f(w, X)
+    big = ap.zeros((2, 3))
+    w.grad = big[1]  # another layout of .grad: traced again
+    f(w, X)
+    assert big.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]] and f.traced == 2
