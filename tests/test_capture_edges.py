@@ -215,3 +215,19 @@ def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None
     w.grad = big[1]  # another layout of .grad: traced again
     f(w, X)
     assert big.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]] and f.traced == 2
+
+
+def test_seeding_inside_the_function_before_the_first_draw_reseeds_at_each_call() -> None:
+    from autopar.arrays import _random
+
+    saved = dict(_random._generators)
+    _random._generators.clear()  # no generator yet: the function's draw makes it, after its seed
+    try:
+        f = ap.capture(lambda: (ap.random.seed(1), ap.random.uniform(size=(3,)))[1], mode="replay")
+        got = [f().tolist() for _ in range(3)]
+        ap.random.seed(1)
+        want = ap.random.uniform(size=(3,)).tolist()
+        assert got == [want] * 3
+    finally:
+        ap.waitall()
+        _random._generators.update(saved)

@@ -16,6 +16,7 @@ makes its generator at the first draw, and ``seed(n)`` is sent there.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import torch
@@ -33,6 +34,7 @@ from autopar.errors import DeviceError
 _lock = threading.Lock()
 _generators: dict[str, tuple[engine.Var, torch.Generator | None]] = {}
 _seed: int | None = None
+_seeded_in: Any = None  # weakref to the tracing interpreter that called seed(n) last, if one did (capture)
 
 
 def _generator(device: Device) -> tuple[engine.Var, torch.Generator | None]:
@@ -54,6 +56,11 @@ def _generator(device: Device) -> tuple[engine.Var, torch.Generator | None]:
         found = _generators[key] = (var, gen)
     if gen is None and _seed is not None:
         _interpreters.remote.seed(device, var, _seed)  # a node's device first used after seed(n) starts from n too
+    elif gen is not None and _seed is not None and _interpreters.active and _seeded_in is not None and \
+            _seeded_in() is _interpreters.current() is not None:
+        # first used after a seed(n) inside a captured function: seeded at its creation, which a replay
+        # would not repeat, so the trace records the seed as an op on the generator's var
+        push(_reseeder(gen, _seed), (), (var,), device, "random.seed")
     return found
 
 
@@ -72,11 +79,13 @@ def seed_device(device: Device, n: int) -> None:
 
 def seed(n: int) -> None:
     """Seed every device's generator with ``n``."""
-    global _seed
+    global _seed, _seeded_in
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"random.seed: n={n!r}; expected an int")
+    tracer = _interpreters.current() if _interpreters.active else None
     with _lock:
         _seed = n
+        _seeded_in = None if tracer is None else weakref.ref(tracer)
         for key in list(_generators):
             try:
                 Device(key).check_exists()
