@@ -231,3 +231,45 @@ def test_seeding_inside_the_function_before_the_first_draw_reseeds_at_each_call(
     finally:
         ap.waitall()
         _random._generators.update(saved)
+
+
+def _two_weight_step(w1, w2, X):  # type: ignore[no-untyped-def]
+    loss = (w1 * X + w2 * X * 2).sum()
+    loss.backward()
+    return loss
+
+
+def test_an_argument_that_starts_to_require_grad_traces_again() -> None:
+    f = ap.capture(_two_weight_step, mode="replay")
+    w1, w2, X = ap.ones(3, requires_grad=True), ap.ones(3), ap.arange(3.0)
+    f(w1, w2, X)
+    w2.requires_grad_()
+    f(w1, w2, X)
+    assert w2.grad is not None and w2.grad.tolist() == [0.0, 2.0, 4.0] and f.traced == 2
+
+
+@pytest.mark.parametrize("change", ["freeze", "unfreeze"])
+def test_a_closed_over_parameter_frozen_or_unfrozen_after_the_trace_is_seen(change: str) -> None:
+    w1, w2, X = ap.ones(3, requires_grad=True), ap.ones(3, requires_grad=change == "freeze"), ap.arange(3.0)
+    f = ap.capture(lambda X: _two_weight_step(w1, w2, X), mode="replay")
+    f(X)
+    f(X)
+    old = w2.grad
+    if change == "freeze":
+        old[...] = 0
+    w2.requires_grad_(change == "unfreeze")
+    f(X)
+    if change == "freeze":
+        assert w2.grad is None and old.tolist() == [0.0] * 3  # no longer written, as eagerly
+    else:
+        assert w2.grad is not None and w2.grad.tolist() == [0.0, 2.0, 4.0]
+    assert w1.grad.tolist() == [0.0, 3.0, 6.0]  # (three backwards added into the first's)
+
+
+def test_arrays_with_a_gradient_record_from_outside_are_refused() -> None:
+    w = ap.ones(3, requires_grad=True)
+    h = w * 2  # recorded outside
+    with pytest.raises(ap.CaptureError, match="made by a recorded operation outside the function"):
+        ap.capture(lambda x: x + h)(ap.ones(3))
+    with pytest.raises(ap.CaptureError, match="computed by a recorded operation"):
+        ap.capture(lambda x: x + 1)(h)

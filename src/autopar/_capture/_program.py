@@ -18,7 +18,8 @@ from typing import Any
 
 from autopar._capture import _backends, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
-from autopar._capture._trace import ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer
+from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
+                                     requirement)
 from autopar.arrays import _eager
 from autopar.arrays._array import NDArray, make
 from autopar.arrays._autograd import Leaf
@@ -42,6 +43,7 @@ class Program:
         # a call with that same array may replay (``_function._reached``); and a call whose argument is
         # a closed-over array the trace saw apart (a CONST slot) is traced again, with the two as one
         self.pinned = pinned or {}
+        self.watch = list(tracer.watch.values())
         self.slots: list[Slot] = tracer.slots
         for slot in self.slots:  # the trace's own results: not kept alive (their tensors) by the cache
             if slot.kind == INTERNAL and slot.dtype is not None:
@@ -121,6 +123,10 @@ class Program:
     # -- a call -------------------------------------------------------------------------------------------
 
     def resolve(self, arrays: list[NDArray]) -> list[Any] | object:
+        for ref, ag, req in self.watch:  # a closed-over array frozen or unfrozen since the trace
+            a = ref()
+            if a is not None and (a._ag is not ag or requirement(a._ag) != req):
+                return STALE
         for i, storage in self.pinned.items():
             if arrays[i]._storage is not storage:
                 return STALE

@@ -44,6 +44,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +163,9 @@ class Tracer:
         self.steps: list[Step] = []
         self.keep: list[Any] = []  # the vars and storages the trace saw, alive while it is used
         self.dropped: set[int] = set()  # leaves whose .grad the function set to None (zero_grad) since their last backward
+        # closed-over arrays the function used, with their gradient record then: a call after one of them
+        # starts or stops requiring grad (a layer frozen or unfrozen) traces again (``Program.resolve``)
+        self.watch: dict[int, tuple[Any, Any, Any]] = {}
 
     # -- slots --------------------------------------------------------------------------------------
 
@@ -202,6 +206,8 @@ class Tracer:
                 f"edge: pass it detached (x.detach()), or compute it inside the function"
             )
         self._note_leaf(array)
+        if self.slots[found].kind == CONST and id(array) not in self.watch:
+            self.watch[id(array)] = (weakref.ref(array), ag, requirement(ag))
         return Operand(found, array._view)
 
     def made(self, array: NDArray) -> None:
@@ -366,6 +372,11 @@ class Tracer:
                 step.writes |= {g.slot for _, g, _ in step.leaves}
                 self.steps.append(step)
         return leaves
+
+
+def requirement(ag: Any) -> Any:
+    """What a gradient record asks for (``attach_grad``'s grad_req, torch's always-record), or None."""
+    return None if ag is None else (getattr(ag, "req", None), getattr(ag, "always", None))
 
 
 def _leaf_of(ag: Any) -> Leaf | None:
