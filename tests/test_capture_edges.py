@@ -273,3 +273,48 @@ def test_arrays_with_a_gradient_record_from_outside_are_refused() -> None:
         ap.capture(lambda x: x + h)(ap.ones(3))
     with pytest.raises(ap.CaptureError, match="computed by a recorded operation"):
         ap.capture(lambda x: x + 1)(h)
+
+
+def test_a_whole_write_then_a_read_clears_a_failed_argument() -> None:
+    def f(x, out):  # type: ignore[no-untyped-def]
+        out[...] = x * 2  # reads nothing of out ...
+        return out + 1  # ... so this reads what the function wrote, not the failed value
+
+    captured = ap.capture(f, mode="replay")
+    captured(ap.ones(2), ap.zeros(2))
+    bad = ap.call(_explode, ap.zeros(2), shape=(2,))
+    assert captured(ap.ones(2), bad).tolist() == [3.0, 3.0] and bad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("shift", ["x[1:] = x[:-1]", "x[:-1] = x[1:]", "x[::-1] = x", "x[...] = x.T"])
+def test_a_write_from_an_overlapping_view_of_the_target(shift: str) -> None:
+    namespace: dict = {}
+    exec(f"def f(x):\n    {shift}\n    return x\n", namespace)
+    f = namespace["f"]
+    captured = ap.capture(f, mode="replay")
+    for _ in range(2):
+        got, want = ap.arange(9.0).reshape(3, 3), ap.arange(9.0).reshape(3, 3)
+        np.testing.assert_array_equal(captured(got).numpy(), f(want).numpy())
+
+
+def test_a_direct_update_of_an_argument_is_refused() -> None:
+    w, X = ap.ones(3, requires_grad=True), ap.arange(3.0)
+    opt = ap.optim.Adam([w], lr=0.1)
+
+    def step(w, X):  # type: ignore[no-untyped-def]
+        loss = (w * X).sum()
+        loss.backward()
+        opt.step()  # its update is an engine op of its own, bound to w
+        return loss
+
+    step(w, X)
+    with pytest.raises(ap.CaptureError, match="adam update is an engine op bound to this call's arrays"):
+        ap.capture(step)(w, X)
+
+
+def test_a_number_of_another_type_traces_again() -> None:
+    f = ap.capture(lambda x, k: x * k, mode="replay")
+    x = ap.arange(3, dtype="int32")
+    assert f(x, 2).dtype == ap.int32
+    got = f(x, 2.0)  # equal to 2 and hashed alike, but a float: float32 results, as eagerly
+    assert got.dtype == (x * 2.0).dtype and got.dtype != ap.int32 and f.traced == 2
