@@ -350,3 +350,23 @@ def test_a_data_parallel_backward_with_a_skip_connection_over_a_bucket_cut() -> 
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_compiled_a_closed_over_array_passed_as_the_argument_traces_again() -> None:
+    pytest.importorskip("torch._inductor")
+    from autopar._capture import _backends
+
+    if _backends.compiler_available():
+        pytest.skip(_backends.compiler_available())
+    w = ap.ones(4)
+
+    def f(x):  # type: ignore[no-untyped-def]
+        x *= 2
+        x += 1  # a compiled stage writes x functionally: w's slot would not see it
+        return x + w, w * 3
+
+    captured = ap.capture(f, mode="compile")
+    captured(ap.zeros(4))
+    captured(ap.zeros(4))
+    got = captured(w)  # traced apart from w; now w is the argument too
+    assert [a.tolist() for a in got] == [[6.0] * 4, [9.0] * 4] and w.tolist() == [3.0] * 4
