@@ -370,3 +370,23 @@ def test_compiled_a_closed_over_array_passed_as_the_argument_traces_again() -> N
     captured(ap.zeros(4))
     got = captured(w)  # traced apart from w; now w is the argument too
     assert [a.tolist() for a in got] == [[6.0] * 4, [9.0] * 4] and w.tolist() == [3.0] * 4
+
+
+def test_compiled_a_window_of_a_tensor_at_an_offset_runs_as_eagerly() -> None:
+    pytest.importorskip("torch._inductor")
+    from autopar._capture import _backends
+
+    if _backends.compiler_available():
+        pytest.skip(_backends.compiler_available())
+
+    def f(x):  # type: ignore[no-untyped-def]
+        x += 1
+        return x * 2
+
+    captured = ap.capture(f, mode="compile")
+    start = torch.zeros(4)
+    captured(ap.from_torch(start))
+    captured(ap.from_torch(start))  # compiled on a tensor at offset 0
+    window = torch.zeros(5)
+    assert captured(ap.from_torch(window[1:])).tolist() == [2.0] * 4  # the same signature, at offset 1
+    assert window.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]

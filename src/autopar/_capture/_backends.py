@@ -330,6 +330,9 @@ class Backend:
     def __call__(self, *tensors: Any, shared: Any = None) -> tuple[Any, ...]:
         if self.kind == "replay":
             return self.fn(*tensors, shared=shared)
+        for t in tensors:  # a window of a tensor at an offset (from_torch of a part): compiled stages take
+            if isinstance(t, torch.Tensor) and t.storage_offset():  # views at offset 0, so this call replays (the same signature at offset 0 does not)
+                return self.fn(*tensors, shared=shared)
         compiled = self._compiled
         if compiled is None:
             with self._lock:
