@@ -109,6 +109,12 @@ def _reached(fn: Any, limit: int = 4) -> set[int]:
         if depth < 0 or id(obj) in seen or len(seen) > 20_000:
             return
         seen.add(id(obj))
+        try:
+            look(obj, depth)
+        except Exception:  # an object whose attributes raise (a proxy): not searched
+            pass
+
+    def look(obj: Any, depth: int) -> None:
         if type(obj) is NDArray:
             found.add(id(obj._storage))
         elif type(obj) in (list, tuple, set, frozenset):

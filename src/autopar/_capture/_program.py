@@ -43,7 +43,9 @@ class Program:
         # a call with that same array may replay (``_function._reached``); and a call whose argument is
         # a closed-over array the trace saw apart (a CONST slot) is traced again, with the two as one
         self.pinned = pinned or {}
-        self.watch = list(tracer.watch.values())
+        # (only where gradients are part of the trace: elsewhere results carry no record either way)
+        grads = any(type(s) is BackwardStep or type(s) is KernelStep and s.grad for s in tracer.steps)
+        self.watch = list(tracer.watch.values()) if grads else []
         self.slots: list[Slot] = tracer.slots
         for slot in self.slots:  # the trace's own results: not kept alive (their tensors) by the cache
             if slot.kind == INTERNAL and slot.dtype is not None:
