@@ -390,3 +390,15 @@ def test_compiled_a_window_of_a_tensor_at_an_offset_runs_as_eagerly() -> None:
     window = torch.zeros(5)
     assert captured(ap.from_torch(window[1:])).tolist() == [2.0] * 4  # the same signature, at offset 1
     assert window.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+
+
+def test_arrays_made_in_numpy_mode_keep_numpy_rules_through_a_capture() -> None:
+    import autopar.numpy as anp
+
+    f = ap.capture(lambda x: x * 0.5, mode="replay")
+    f(ap.arange(3))  # traced on an array of deep learning's rules: float32
+    assert f(anp.arange(3)).dtype == (anp.arange(3) * 0.5).dtype == ap.float64 and f.traced == 2
+    g = ap.capture(lambda x: x + 1, mode="replay")
+    x = anp.arange(3)
+    for result in (g(x), g(x)):  # traced, replayed: a result made in NumPy mode keeps its rules
+        assert (result * 0.5).dtype == ap.float64

@@ -84,8 +84,9 @@ def _array_key(a: NDArray, first: dict[int, int], i: int) -> tuple[Any, ...]:
     storage = a._storage
     # outside memory (from_torch; lane None) may overlap another argument's: a replay must not
     # write it with torch's in-place kernel, as eagerly (``_trace.Tracer.bind_into``)
+    # and an array made in NumPy mode keeps NumPy's rules (``Storage.npmode``): the plans differ
     return (a.shape, a._dtype, a.device, first.setdefault(id(storage), i), storage.shape, storage.lane is None,
-            None if view is None else (view.offset, view.shape, view.strides),
+            storage.npmode, None if view is None else (view.offset, view.shape, view.strides),
             None if ag is None else (ag.req, ag.always))  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, K
 from autopar.arrays import _eager
 from autopar.arrays._array import NDArray, make
 from autopar.arrays._autograd import Leaf
-from autopar.arrays._views import Storage
+from autopar.arrays._views import NumpyStorage, Storage
 from autopar.engine._group import atomic
 
 STALE = object()  # a call whose leaves' .grad changed layout, or whose arguments alias closed-over arrays otherwise than at the trace: trace again
@@ -168,7 +168,7 @@ class Program:
             ag.grad = remade[id(ag)]
         for s in self.fresh:
             slot = self.slots[s]
-            storages[s] = Storage(slot.shape, slot.dtype, slot.device)
+            storages[s] = (NumpyStorage if slot.npmode else Storage)(slot.shape, slot.dtype, slot.device)
         return storages
 
     def run(self, arrays: list[NDArray]) -> Any:

@@ -73,6 +73,7 @@ class Slot:
     leaf: Leaf | None = None  # the gradient record of a leaf on this storage (its .grad: a GRAD slot)
     var: Any = None  # the storage (or var) the trace saw
     literal: Any = None  # CONST made inside the function from host data (asarray): its value then
+    npmode: bool = False  # INTERNAL made in NumPy mode (``Storage.npmode``): a replay's new storage is too
 
 @dataclass(slots=True, frozen=True)
 class Operand:
@@ -254,6 +255,8 @@ class Tracer:
                                    f"block, or call the function without autopar.capture")  # fmt: skip
         out_slots = tuple(self._new(INTERNAL, r._storage, r._storage.shape, r._storage.dtype, r._storage.device, None)
                           for r in outs)  # fmt: skip
+        for r, o in zip(outs, out_slots):
+            self.slots[o].npmode = r._storage.npmode
         state = tuple(self.var_slot(v, entry.name) for v in options.get("state", ()))
         step = KernelStep(options.get("name") or entry.name, entry, plan.kernel_dtypes, static, operands, device,
                           options.get("lane", "compute"), outs=out_slots, grad=grad, positions=positions,
