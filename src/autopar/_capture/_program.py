@@ -40,7 +40,7 @@ class Program:
                  pinned: dict[int, Storage] | None = None) -> None:  # fmt: skip
         self.name = name
         # an argument that was also a closed-over array at the trace: its slot stands for both, so only
-        # a call with that same array may replay (``_function._reached``); and a call whose argument is
+        # a call with that same array may replay (``_closure.closed_over``); and a call whose argument is
         # a closed-over array the trace saw apart (a CONST slot) is traced again, with the two as one
         self.pinned = pinned or {}
         # (only where gradients are part of the trace: elsewhere results carry no record either way)
