@@ -402,3 +402,15 @@ def test_arrays_made_in_numpy_mode_keep_numpy_rules_through_a_capture() -> None:
     x = anp.arange(3)
     for result in (g(x), g(x)):  # traced, replayed: a result made in NumPy mode keeps its rules
         assert (result * 0.5).dtype == ap.float64
+
+
+def test_the_tracing_call_returns_results_without_a_gradient_record_like_every_later_call() -> None:
+    fwd = ap.capture(lambda w, X: (w * X).sum(), mode="replay")
+    w, X = ap.ones(3), ap.arange(3.0)
+    w.attach_grad()
+    for _ in range(2):  # the first call traces; both return what the contract says: no record
+        with autograd.record():
+            loss = fwd(w, X)
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            loss.backward()
+        assert loss.item() == 3.0

@@ -175,7 +175,10 @@ class Captured:
             while len(self._traces) > self.max_traces:
                 self._traces.popitem(last=False)
             self.traced += 1
-        return out
+        if not any(r._ag is not None and type(r._ag) is not Leaf for r in returned):
+            return out
+        # the results carry no gradient record, this call's as every later call's (the contract)
+        return _rebuild(spec, [r.detach() if r._ag is not None and type(r._ag) is not Leaf else r for r in returned])
 
 
 def capture(fn: Callable[..., Any] | None = None, *, mode: str = "auto", max_traces: int | None = None) -> Any:
