@@ -374,7 +374,8 @@ FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002 - the standard's names
-    """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
+    """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s -- in
+    NumPy mode it is NumPy's, the bounds' promoted with ``x``'s (``clip(int_array, 1.5, 3)`` is float64)."""
     if out is not None:
         return keywords.finish("clip", clip(x, min, max), out)
     x = call("positive", x) if type(x) is not _array.NDArray else x
@@ -389,7 +390,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  
         out = call("minimum", out, max)
     if out is x:
         return call("positive", x)
-    if out._dtype is not x._dtype:
+    if out._dtype is not x._dtype and not (_dtypes.numpy_mode.on or x._storage.npmode):
         out = out.astype(x._dtype)
     return out
 
