@@ -36,3 +36,107 @@ def test_clip_of_an_integer_array_by_a_float_follows_numpy(low: object, high: ob
     _same(np.clip(np.arange(5), low, high), want)
     _same(np.arange(5).clip(low, high), want)
     assert ap.clip(ap.arange(5), 1, 3).dtype == ap.int64  # the standard's rule in autopar: x's dtype
+
+
+def test_digitize_with_equal_bins_is_increasing_as_in_numpy() -> None:
+    """bins [2, 2] are monotonic both ways; NumPy takes them as increasing."""
+    x = [1.0, 2.0, 3.0]
+    for right in (False, True):
+        _same(np.digitize(np.array(x), np.array([2.0, 2.0]), right=right),
+              numpy.digitize(numpy.array(x), numpy.array([2.0, 2.0]), right=right))  # fmt: skip
+
+
+def test_where_with_out_keeps_outs_elements_where_the_mask_is_false() -> None:
+    o, ref = np.full(4, -1.0), numpy.full(4, -1.0)
+    mask = [True, False, True, False]
+    r = np.add(np.arange(4.0), 10, out=o, where=np.array(mask))
+    numpy.add(numpy.arange(4.0), 10, out=ref, where=numpy.array(mask))
+    assert r is o
+    _same(o, ref)
+
+
+@pytest.mark.parametrize("call", [lambda: np.add(np.ones(2), 1), lambda: np.arange(3) / 2,
+                                  lambda: np.arange(3) + 0.5, lambda: 1.5 * np.arange(3),
+                                  lambda: np.sqrt(np.arange(3)), lambda: np.arange(3).mean()])  # fmt: skip
+def test_a_plan_made_in_one_mode_is_not_used_in_the_other(call) -> None:  # type: ignore[no-untyped-def]
+    """The same signature in autopar (float32) and then autopar.numpy (float64), and back: the plan cache and
+    the dispatcher's lean paths key on the mode."""
+    for _ in range(3):  # the lean paths apply from a signature's second call
+        assert (ap.arange(3) / 2).dtype == ap.float32 and (ap.arange(3) + 0.5).dtype == ap.float32
+        assert (1.5 * ap.arange(3)).dtype == ap.float32 and ap.sqrt(ap.arange(3)).dtype == ap.float32
+        assert call().dtype == numpy.float64
+    x = ap.ones(3, dtype=ap.float32)
+    for _ in range(3):
+        x += 1.0
+        assert (x + 0.1).dtype == ap.float32
+
+
+def test_the_last_number_a_plan_remembers_is_matched_by_identity() -> None:
+    """x + 0.0 after x + (-0.0): equal numbers, different values (the sign of zero)."""
+    x = np.array([-0.0, -0.0])
+    zero, negative_zero = float("0.0"), float("-0.0")
+    for _ in range(3):
+        assert not numpy.signbit(numpy.asarray(x + zero)).any()
+    for _ in range(3):
+        assert numpy.signbit(numpy.asarray(x + negative_zero)).all()
+
+
+def test_errstate_and_seterr_refuse_raise_and_call() -> None:
+    for bad in ({"divide": "raise"}, {"all": "raise"}, {"invalid": "call"}):
+        with pytest.raises(ValueError, match="isfinite"):
+            np.seterr(**bad)
+        with pytest.raises(ValueError, match="isfinite"):
+            with np.errstate(**bad):
+                pass
+    with np.errstate(divide="ignore", invalid="warn"):
+        assert numpy.isinf(numpy.asarray(np.array([1.0]) / 0)).all()
+
+
+def test_an_error_from_inside_a_users_function_is_not_rewritten() -> None:
+    """Only a refused NumPy argument of the call itself gets the table's message; a TypeError raised inside
+    (here by the user's function, through apply_along_axis) passes as it was."""
+
+    def helper(v):  # type: ignore[no-untyped-def]
+        return v
+
+    def f(v):  # type: ignore[no-untyped-def]
+        return helper(v, out=None)
+
+    with pytest.raises(TypeError, match=r"helper\(\) got an unexpected keyword argument 'out'$"):
+        np.apply_along_axis(f, 0, np.ones((2, 2)))
+    with pytest.raises(TypeError, match=r"f\(\) got an unexpected keyword argument 'out'$"):
+        np.apply_along_axis(f, 0, np.ones((2, 2)), out=None)  # passed on to f, as NumPy does
+    with pytest.raises(TypeError, match="ones: NumPy's like= is not supported"):
+        np.ones(2, like=None)
+
+
+def test_numpy_mode_inside_an_object_that_keeps_deep_learnings_mode_is_restored() -> None:
+    """An autopar.numpy call inside ``in_mode(False, ...)`` (what a deep-learning Generator or ufunc runs in)
+    restores that thread's False after, even where the process default is NumPy's."""
+    from autopar.arrays import _dtypes
+
+    def inner() -> object:
+        assert np.sqrt(np.arange(2)).dtype == numpy.float64
+        return ap.zeros(2).dtype
+
+    ap.set_default_dtype("float64")
+    try:
+        assert _dtypes.in_mode(False, inner) == ap.float32
+    finally:
+        ap.set_default_dtype("float32")
+    assert ap.zeros(2).dtype == ap.float32 and np.zeros(2).dtype == numpy.float64
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform"])
+def test_generator_draws_with_array_parameters_apply_each(draw: str) -> None:
+    """normal(loc, scale) and uniform(low, high) with arrays: each column has its own scale (moments, loose)."""
+    rng = np.random.default_rng(7)
+    if draw == "normal":
+        x = numpy.asarray(rng.normal(np.array([0.0, 10.0]), np.array([1.0, 100.0]), size=(20000, 2)))
+        numpy.testing.assert_allclose(x.std(axis=0), [1.0, 100.0], rtol=0.05)
+        numpy.testing.assert_allclose(x.mean(axis=0), [0.0, 10.0], atol=3.0)
+    else:
+        x = numpy.asarray(rng.uniform(np.array([0.0, 10.0]), np.array([1.0, 110.0]), size=(20000, 2)))
+        assert (x.min(axis=0) >= [0.0, 10.0]).all() and (x.max(axis=0) < [1.0, 110.0]).all()
+        numpy.testing.assert_allclose(x.max(axis=0) - x.min(axis=0), [1.0, 100.0], rtol=0.01)
+    assert x.dtype == numpy.float64
