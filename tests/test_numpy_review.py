@@ -140,3 +140,14 @@ def test_generator_draws_with_array_parameters_apply_each(draw: str) -> None:
         assert (x.min(axis=0) >= [0.0, 10.0]).all() and (x.max(axis=0) < [1.0, 110.0]).all()
         numpy.testing.assert_allclose(x.max(axis=0) - x.min(axis=0), [1.0, 100.0], rtol=0.01)
     assert x.dtype == numpy.float64
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "bool", "float32"])
+def test_float_power_computes_in_float64(dtype: str) -> None:
+    """float_power(int array, -1) is 1/x in float64, not an integer power cast after (which gives 0)."""
+    base, exps = [1, 2, 3], [-1, -2, 2]
+    for e in (-1, 0.5, numpy.array(exps)):
+        want = numpy.float_power(numpy.array(base, dtype=dtype), e)
+        got = np.float_power(np.array(base, dtype=dtype), np.array(e) if isinstance(e, numpy.ndarray) else e)
+        _same(got, want)
+    _same(ap.float_power(ap.asarray(base, dtype=dtype), -1), numpy.float_power(numpy.array(base, dtype=dtype), -1))

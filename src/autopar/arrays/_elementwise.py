@@ -236,7 +236,15 @@ _ew("logaddexp", torch.logaddexp, floating("real numeric", ufunc=True))
 _ew("logaddexp2", torch.logaddexp2, floating("real numeric", ufunc=True))
 _ew("nextafter", torch.nextafter, floating("real numeric", ufunc=True))
 _ew("fmod", torch.fmod, promoting("real numeric"))
-_ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
+
+
+def _float_power_rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
+    """float64 (complex128 with a complex operand), and computed in it: ``float_power(int, -1)`` is 1/x."""
+    r = _dtypes.float64 if all(x.kind != "c" for x in dtypes) else _dtypes.complex128
+    return (r,), (r,) * len(dtypes)
+
+
+_ew("float_power", torch.pow, _float_power_rule)
 _ew("heaviside", torch.heaviside, promoting("real numeric"), vjp=_heaviside_vjp)
 _ew("gcd", torch.gcd, promoting("integer"), differentiable=False)
 _ew("lcm", torch.lcm, promoting("integer"), differentiable=False)
