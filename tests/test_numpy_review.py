@@ -11,12 +11,15 @@ import autopar as ap
 import autopar.numpy as np
 
 
-def _same(got, want) -> None:  # type: ignore[no-untyped-def]
-    """``got`` (autopar) has ``want``'s (NumPy's) dtype, shape and values."""
+def _same(got, want, exact: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """``got`` (autopar) has ``want``'s (NumPy's) dtype, shape and values (``exact``: bit for bit)."""
     ref = numpy.asarray(want)
     assert got.dtype == ref.dtype, (got.dtype, ref.dtype)
     assert tuple(got.shape) == ref.shape
-    numpy.testing.assert_allclose(numpy.asarray(got), ref, rtol=1e-12, atol=0)
+    if exact:
+        numpy.testing.assert_array_equal(numpy.asarray(got), ref)
+    else:
+        numpy.testing.assert_allclose(numpy.asarray(got), ref, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("right", [False, True])
@@ -151,3 +154,26 @@ def test_float_power_computes_in_float64(dtype: str) -> None:
         got = np.float_power(np.array(base, dtype=dtype), np.array(e) if isinstance(e, numpy.ndarray) else e)
         _same(got, want)
     _same(ap.float_power(ap.asarray(base, dtype=dtype), -1), numpy.float_power(numpy.array(base, dtype=dtype), -1))
+
+
+def test_linspace_between_reductions_and_arrays() -> None:
+    """linspace(x.min(), x.max(), n), NumPy's idiom for a grid over the data, and array endpoints (the new
+    axis first): NumPy's values bit for bit, without reading the endpoints."""
+
+    def exact(got, want):  # type: ignore[no-untyped-def]
+        _same(got, want, exact=True)
+
+    data = [3.5, -1.25, 7.0, 2.0]
+    x, ref = np.array(data), numpy.array(data)
+    exact(np.linspace(x.min(), x.max(), 7), numpy.linspace(ref.min(), ref.max(), 7))
+    exact(np.linspace(0, x.max(), 5, endpoint=False), numpy.linspace(0, ref.max(), 5, endpoint=False))
+    for kwargs in ({}, {"endpoint": False}, {"dtype": int}, {"num": 1}, {"num": 0}):
+        start, stop = [0.0, 1.0, 2.0], [[1.0, 3.0, 2.0], [-4.0, 9.5, 2.0]]  # a zero step in one column
+        want = numpy.linspace(numpy.array(start), numpy.array(stop), **({"num": 5} | kwargs))
+        exact(np.linspace(np.array(start), np.array(stop), **({"num": 5} | kwargs)), want)
+        exact(np.linspace(start, np.array(stop), **({"num": 5} | kwargs)), want)
+    start, stop = [0.1257302210933933, 2.0], [-0.1321048632913019, 2.0]  # the zero step switches every column
+    exact(np.linspace(np.array(start), np.array(stop), 7), numpy.linspace(numpy.array(start), numpy.array(stop), 7))
+    exact(np.linspace(np.arange(3), 10, 4), numpy.linspace(numpy.arange(3), 10, 4))  # integer endpoints: float64
+    f32 = ap.linspace(ap.asarray(0.0), ap.asarray(1.0), 3)  # autopar's float32 endpoints stay float32
+    exact(f32, numpy.linspace(numpy.float32(0), numpy.float32(1), 3, dtype=numpy.float32))
