@@ -177,3 +177,19 @@ def test_linspace_between_reductions_and_arrays() -> None:
     exact(np.linspace(np.arange(3), 10, 4), numpy.linspace(numpy.arange(3), 10, 4))  # integer endpoints: float64
     f32 = ap.linspace(ap.asarray(0.0), ap.asarray(1.0), 3)  # autopar's float32 endpoints stay float32
     exact(f32, numpy.linspace(numpy.float32(0), numpy.float32(1), 3, dtype=numpy.float32))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32", "complex128"])
+def test_shifts_and_integer_matrix_powers_keep_numpys_dtype(dtype: str) -> None:
+    """fftshift is a roll (NumPy keeps the dtype); matrix_power of integers by n >= 0 stays integer in NumPy
+    (a negative power inverts: float)."""
+    data = numpy.arange(10).reshape(2, 5).astype(dtype)
+    for name in ("fftshift", "ifftshift"):
+        _same(getattr(np.fft, name)(np.array(data)), getattr(numpy.fft, name)(data), exact=True)
+        _same(getattr(np.fft, name)(np.array(data), axes=1), getattr(numpy.fft, name)(data, axes=1), exact=True)
+    m = numpy.array([[1, 1], [0, 1]], dtype=dtype)
+    for n in (0, 1, 3) if dtype != "uint8" else (0, 3):
+        _same(np.linalg.matrix_power(np.array(m), n), numpy.linalg.matrix_power(m, n), exact=True)
+    if dtype in ("int64", "float32"):
+        _same(np.linalg.matrix_power(np.array(m), -2), numpy.linalg.matrix_power(m, -2))
+    assert ap.fft.fftshift(ap.arange(4)).dtype == ap.float32  # autopar's own: the standard's floating result

@@ -177,7 +177,15 @@ define("linalg.det", torch.linalg.det, _float_rule(False), work=_madds)
 define("linalg.eigh", _raising_linalg_error(_eigh), _float_rule(True, False), nout=2, work=_madds)
 define("linalg.eigvalsh", _raising_linalg_error(torch.linalg.eigvalsh), _float_rule(True), work=_madds)
 define("linalg.inv", _raising_linalg_error(torch.linalg.inv), _float_rule(False), work=_madds)
-define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _float_rule(False),
+def _matrix_power_rule(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:
+    """Floating (the standard's), but in NumPy mode integers to a power n >= 0 stay integers, as NumPy's."""
+    d = dtypes[0]
+    if _dtypes.numpy_mode.on and d.kind in "iu" and s["n"] >= 0:
+        return (d,), (d,)
+    return _float_rule(False)(op, dtypes, s)
+
+
+define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _matrix_power_rule,
        work=_madds)  # fmt: skip
 define("linalg.matrix_rank", _matrix_rank, _tolerance_rule(_dtypes.int64), work=_madds, differentiable=False)
 define("linalg.pinv", _raising_linalg_error(_pinv), _tolerance_rule(), work=_madds)
