@@ -193,3 +193,21 @@ def test_shifts_and_integer_matrix_powers_keep_numpys_dtype(dtype: str) -> None:
     if dtype in ("int64", "float32"):
         _same(np.linalg.matrix_power(np.array(m), -2), numpy.linalg.matrix_power(m, -2))
     assert ap.fft.fftshift(ap.arange(4)).dtype == ap.float32  # autopar's own: the standard's floating result
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("scalar", [numpy.float64(0.1), numpy.float32(0.1), numpy.int64(3), numpy.int8(3),
+                                    numpy.bool_(True), numpy.complex64(1j)])  # fmt: skip
+def test_numpy_scalars_are_strong_as_in_numpy_2(dtype: str, scalar: object) -> None:
+    """NEP 50: a NumPy scalar (numpy.float64(0.1), np.float32(2.0), what numpy functions return) promotes as
+    a 0-d array of its dtype -- unlike a Python number, which is weak."""
+    ref = numpy.array([1, 0, 1], dtype=dtype)
+    x = np.array(ref)
+    for op in (lambda a, s: a + s, lambda a, s: s * a, lambda a, s: np.multiply(a, s) if isinstance(a, ap.ndarray)
+               else numpy.multiply(a, s)):  # fmt: skip
+        try:
+            want = op(ref, scalar)
+        except TypeError:  # bool - bool and friends: refused by both
+            continue
+        _same(op(x, scalar), want)
+    assert (np.float32(2.0) * np.ones(2, dtype=np.float16)).dtype == numpy.float32  # np.float32(...) makes one

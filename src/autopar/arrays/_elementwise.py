@@ -305,8 +305,14 @@ _ew("relu", torch.relu, same("real numeric"))
 
 
 def _coerce(op: str, x: Any, like: Any) -> Any:
-    """NumPy scalars become Python numbers; array-likes become arrays on ``like``'s device."""
+    """NumPy scalars become Python numbers (weak) -- in NumPy mode 0-d arrays of their dtype, which
+    promote as NumPy 2's do (``float32_array + numpy.float64(0.1)`` is float64); array-likes become
+    arrays on ``like``'s device."""
     if isinstance(x, np.generic):
+        if _dtypes.numpy_mode.on or (like is not None and like._storage.npmode):
+            from autopar.arrays._creation import asarray
+
+            return asarray(x, device=None if like is None else like.device)
         return x.item()
     if isinstance(x, (np.ndarray, list, tuple, torch.Tensor)) or hasattr(x, "__array_interface__"):
         from autopar.arrays._creation import asarray
