@@ -211,3 +211,17 @@ def test_numpy_scalars_are_strong_as_in_numpy_2(dtype: str, scalar: object) -> N
             continue
         _same(op(x, scalar), want)
     assert (np.float32(2.0) * np.ones(2, dtype=np.float16)).dtype == numpy.float32  # np.float32(...) makes one
+
+
+def test_integer_to_a_negative_integer_power_raises_at_the_call() -> None:
+    """NumPy raises ValueError at the call; a deferred torch error at the read is not where programs look."""
+    for dtype in ("int64", "int8", "uint8"):
+        with pytest.raises((ValueError, OverflowError)):  # NumPy: OverflowError for the unsigned
+            numpy.arange(1, 3, dtype=dtype) ** -1
+        for power in (lambda a: a ** -1, lambda a: np.power(a, -2), lambda a: a.__ipow__(-1)):
+            with pytest.raises(ValueError, match=r"negative integer powers.*astype"):
+                power(np.arange(1, 3, dtype=dtype))
+    _same(np.arange(1, 3) ** 2, numpy.arange(1, 3) ** 2)
+    _same((-2) ** np.arange(3), (-2) ** numpy.arange(3))
+    _same(np.arange(1, 3) ** -1.0, numpy.arange(1, 3) ** -1.0)
+    _same(np.arange(1.0, 3) ** -1, numpy.arange(1.0, 3) ** -1)

@@ -387,6 +387,26 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {n: _function(n, 2) for n in _BINARY_
 FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
 
 
+def check_power(x: Any, exponent: Any) -> None:
+    """NumPy's error at the call for an integer array to a negative Python int power (torch's would come
+    at the read, from the kernel)."""
+    if type(exponent) is int and exponent < 0 and type(x) is _array.NDArray and x._dtype.kind in "iu":
+        raise ValueError(f"pow: integers to negative integer powers are not allowed (an array of dtype "
+                         f"{x._dtype.name} ** {exponent}); make the base floating: x.astype('float64') ** {exponent}")
+
+
+def _checked_pow(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def pow(x1: Any, x2: Any, /, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - the standard's name
+        check_power(x1, x2)
+        return fn(x1, x2, *args, **kwargs)
+
+    pow.__doc__, pow.__wrapped__ = fn.__doc__, fn  # type: ignore[attr-defined]
+    return pow
+
+
+FUNCTIONS["pow"] = _checked_pow(FUNCTIONS["pow"])
+
+
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002 - the standard's names
     """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s -- in
     NumPy mode it is NumPy's, the bounds' promoted with ``x``'s (``clip(int_array, 1.5, 3)`` is float64)."""
