@@ -225,3 +225,34 @@ def test_integer_to_a_negative_integer_power_raises_at_the_call() -> None:
     _same((-2) ** np.arange(3), (-2) ** numpy.arange(3))
     _same(np.arange(1, 3) ** -1.0, numpy.arange(1, 3) ** -1.0)
     _same(np.arange(1.0, 3) ** -1, numpy.arange(1.0, 3) ** -1)
+
+
+def test_lstsq_default_cutoff_is_eps_times_the_larger_dimension() -> None:
+    """rcond=None: NumPy 2 drops singular values below eps * max(M, N) * s.max() -- a tall matrix whose second
+    singular value (1e-14) is above eps * N but below eps * M has rank 1."""
+    q, _ = numpy.linalg.qr(numpy.random.default_rng(0).normal(size=(100, 2)))
+    a = q @ numpy.diag([1.0, 1e-14]) @ numpy.array([[0.6, 0.8], [-0.8, 0.6]])
+    b = numpy.arange(100.0)
+    x, residuals, rank, s = np.linalg.lstsq(np.array(a), np.array(b))
+    want = numpy.linalg.lstsq(a, b)
+    assert rank == want[2] == 1
+    numpy.testing.assert_allclose(numpy.asarray(x), want[0], rtol=1e-8)
+
+
+def test_cond_of_a_singular_matrix_is_inf_as_numpys() -> None:
+    with numpy.errstate(all="ignore"):
+        for m in ([[0.0, 0.0], [0.0, 0.0]], [[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 0.0]]):
+            for p in (None, 2, -2, 1, "fro"):
+                got, want = float(np.linalg.cond(np.array(m), p)), float(numpy.linalg.cond(numpy.array(m), p))
+                assert got == want or (numpy.isinf(want) and numpy.isinf(got)) or got > 1e15, (m, p, got, want)
+                assert not numpy.isnan(got), (m, p)
+
+
+def test_ufunc_outer_passes_out_and_dtype() -> None:
+    o, ref = np.zeros((3, 2)), numpy.zeros((3, 2))
+    r = np.add.outer(np.arange(3), np.arange(2), out=o)
+    numpy.add.outer(numpy.arange(3), numpy.arange(2), out=ref)
+    assert r is o
+    _same(o, ref)
+    _same(np.multiply.outer(np.arange(3), np.arange(2), dtype=np.float32),
+          numpy.multiply.outer(numpy.arange(3), numpy.arange(2), dtype=numpy.float32))  # fmt: skip
