@@ -256,3 +256,13 @@ def test_ufunc_outer_passes_out_and_dtype() -> None:
     _same(o, ref)
     _same(np.multiply.outer(np.arange(3), np.arange(2), dtype=np.float32),
           numpy.multiply.outer(numpy.arange(3), numpy.arange(2), dtype=numpy.float32))  # fmt: skip
+
+
+def test_spawned_generators_differ_from_each_other_and_from_the_parent() -> None:
+    """Each child's first draws, compared before any other draw (NumPy's SeedSequence.spawn children)."""
+    parent = np.random.default_rng(3)
+    kids = parent.spawn(2)
+    first = [k.random(4).tolist() for k in kids]
+    assert first[0] != first[1]
+    assert parent.random(4).tolist() not in first
+    assert np.random.default_rng(3).spawn(2)[1].random(4).tolist() == first[1]
