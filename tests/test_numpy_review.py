@@ -266,3 +266,32 @@ def test_spawned_generators_differ_from_each_other_and_from_the_parent() -> None
     assert first[0] != first[1]
     assert parent.random(4).tolist() not in first
     assert np.random.default_rng(3).spawn(2)[1].random(4).tolist() == first[1]
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_nanmax_and_nanmin_of_an_all_nan_slice_are_nan(name: str) -> None:
+    """NumPy gives nan (with a RuntimeWarning) where every value is NaN, not the -inf/inf fill."""
+    data = numpy.array([[numpy.nan, numpy.nan], [1.0, numpy.nan], [2.0, 3.0]])
+    with numpy.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        wants = [getattr(numpy, name)(data, axis=1), getattr(numpy, name)(data[:1]), getattr(numpy, name)(data, axis=0)]
+    gots = [getattr(np, name)(np.array(data), axis=1), getattr(np, name)(np.array(data[:1])),
+            getattr(np, name)(np.array(data), axis=0)]  # fmt: skip
+    for got, want in zip(gots, wants):
+        _same(got, want, exact=True)
+    assert getattr(np, name)(np.arange(3)).dtype == numpy.int64
+    with pytest.warns(RuntimeWarning):
+        want = getattr(numpy, name)(data.astype(numpy.float32), axis=1)
+    _same(getattr(np, name)(np.array(data, dtype=np.float32), axis=1), want, exact=True)
+
+
+def test_numpys_type_codes_name_dtypes() -> None:
+    """'f8', 'i4', 'u1', '<f8', 'c16', 'd', '?': NumPy's codes, accepted wherever a dtype is."""
+    for code in ("f8", "f4", "f2", "i8", "i4", "i2", "i1", "u1", "u8", "<f8", "=i4", "c8", "c16", "d", "f", "?", "b1"):
+        want = numpy.dtype(code)
+        assert np.ones(2, code).dtype == want and np.arange(3).astype(code).dtype == want, code
+        assert ap.zeros(2, dtype=code).dtype == want, code
+    with pytest.raises(TypeError, match="'U8' is not a dtype autopar knows"):
+        np.zeros(2, dtype="U8")
+    with pytest.raises(TypeError, match="'>f8' is not a dtype autopar knows"):
+        np.zeros(2, dtype=">f8")  # big-endian: a byte order torch does not store
+    assert np.ones(2).dtype.type is numpy.float64 and issubclass(np.arange(2).dtype.type, numpy.integer)

@@ -244,12 +244,21 @@ def cr_where(cond: Any, x: Any, y: Any) -> Any:
     return where(cond, x, y)
 
 
+def _nan_extreme(reduce: Any, a: Any, fill: float, axis: Any, keepdims: bool) -> Any:
+    """max/min ignoring NaNs; nan where every value is NaN, as NumPy's (not the fill)."""
+    a = man._array_like(a)
+    r = reduce(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    if a.dtype.kind not in "fc":
+        return r
+    return cr_where(red.all(call("isnan", a), axis=axis, keepdims=keepdims), math.nan, r)
+
+
 def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return red.max(_nan_fill(a, -math.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(red.max, a, -math.inf, axis, keepdims)
 
 
 def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return red.min(_nan_fill(a, math.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(red.min, a, math.inf, axis, keepdims)
 
 
 def nanprod(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
