@@ -295,3 +295,18 @@ def test_numpys_type_codes_name_dtypes() -> None:
     with pytest.raises(TypeError, match="'>f8' is not a dtype autopar knows"):
         np.zeros(2, dtype=">f8")  # big-endian: a byte order torch does not store
     assert np.ones(2).dtype.type is numpy.float64 and issubclass(np.arange(2).dtype.type, numpy.integer)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linalg.inv(m.ones((2, 3))), lambda m: m.linalg.inv(m.ones(3)), lambda m: m.linalg.cholesky(m.ones((2, 3))),
+    lambda m: m.linalg.det(m.ones((3, 2))), lambda m: m.linalg.eigh(m.ones((2, 3))), lambda m: m.linalg.eig(m.ones((2, 3))),
+    lambda m: m.linalg.eigvals(m.ones(3)), lambda m: m.linalg.svd(m.ones(3)), lambda m: m.linalg.matrix_power(m.ones((2, 3)), 2),
+    lambda m: m.linalg.lstsq(m.ones((3, 2)), m.ones(2)), lambda m: m.linalg.slogdet(m.ones((2, 3))),
+    lambda m: m.linalg.solve(m.ones((2, 3)), m.ones(2)), lambda m: m.linalg.pinv(m.ones(3)),
+])  # fmt: skip
+def test_linalg_shape_errors_are_linalg_errors_as_numpys(call) -> None:  # type: ignore[no-untyped-def]
+    """NumPy raises LinAlgError (a ValueError) for a matrix of the wrong shape; `except LinAlgError` catches it."""
+    with pytest.raises(numpy.linalg.LinAlgError):
+        call(numpy)
+    with pytest.raises(numpy.linalg.LinAlgError, match="linalg"):
+        call(np)

@@ -37,7 +37,8 @@ from autopar.errors import AutoparError
 
 class LinAlgError(AutoparError, np.linalg.LinAlgError):
     """A matrix the function cannot handle: not positive definite (``cholesky``), singular (``inv``,
-    ``solve``). A subclass of ``numpy.linalg.LinAlgError``."""
+    ``solve``), or of the wrong shape (at the call, as NumPy's). A subclass of ``numpy.linalg.LinAlgError``,
+    so of ``ValueError``."""
 
 
 def _raising_linalg_error(kernel: Callable[..., Any]) -> Callable[..., Any]:
@@ -69,9 +70,9 @@ def _float_rule(*real: bool, fixed_out: DType | None = None) -> Any:
 def _matrix(op: str, x: Any, square: bool = False) -> Any:
     x = _array_like(x)
     if x.ndim < 2:
-        raise ValueError(f"linalg.{op}: the array has shape {x.shape}; it needs at least 2 dimensions (a stack of matrices)")
+        raise LinAlgError(f"linalg.{op}: the array has shape {x.shape}; it needs at least 2 dimensions (a stack of matrices)")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"linalg.{op}: the matrices have shape {x.shape[-2:]}; they must be square")
+        raise LinAlgError(f"linalg.{op}: the matrices have shape {x.shape[-2:]}; they must be square")
     return x
 
 
@@ -247,8 +248,8 @@ def solve(x1: Any, x2: Any, /) -> Any:
     b = _array_like(x2)
     n = a.shape[-1]
     if b.ndim == 0 or (b.shape[0] if b.ndim == 1 else b.shape[-2]) != n:
-        raise ValueError(f"linalg.solve: x1 of shape {a.shape} and x2 of shape {b.shape} do not align; "
-                         f"x2 needs {n} rows (shape ({n},) or (..., {n}, k))")  # fmt: skip
+        raise LinAlgError(f"linalg.solve: x1 of shape {a.shape} and x2 of shape {b.shape} do not align; "
+                          f"x2 needs {n} rows (shape ({n},) or (..., {n}, k))")  # fmt: skip
     return bind(TABLE["linalg.solve"], (a, b))
 
 
