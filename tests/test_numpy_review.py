@@ -310,3 +310,23 @@ def test_linalg_shape_errors_are_linalg_errors_as_numpys(call) -> None:  # type:
         call(numpy)
     with pytest.raises(numpy.linalg.LinAlgError, match="linalg"):
         call(np)
+
+
+def test_real_and_imag_as_numpy_programs_write_them() -> None:
+    """x.real of a real array is a view (writes reach x); z.real = v and z.imag = v set the parts of a
+    complex array. (z.real[i] = v on a complex array writes a copy: autopar's views keep their dtype.)"""
+    for m in (np, numpy):
+        x = m.arange(4.0)
+        x.real[1] = 9.0
+        z = m.array([1 + 2j, 3 + 4j])
+        z.real = [5.0, 6.0]
+        w = m.array([1 + 2j, 3 + 4j], dtype=m.complex64)
+        w.imag = 0.5
+        y = m.arange(3.0)
+        y.real = 7.0
+        if m is numpy:
+            for got, want in zip(ours, [x, z, w, y]):
+                _same(got, want, exact=True)
+        ours = [x, z, w, y]
+    with pytest.raises(TypeError, match="imaginary part"):
+        np.arange(3.0).imag = 1.0
