@@ -330,3 +330,14 @@ def test_real_and_imag_as_numpy_programs_write_them() -> None:
         ours = [x, z, w, y]
     with pytest.raises(TypeError, match="imaginary part"):
         np.arange(3.0).imag = 1.0
+
+
+def test_lists_of_numpy_scalars_keep_numpys_dtype() -> None:
+    """np.array([numpy.float32(1.5)]) is float32 in NumPy (the scalars are typed); mixed with Python numbers,
+    NumPy's promotion (float64 for a Python float)."""
+    for data in ([numpy.float32(1.5)], [numpy.int32(1), numpy.int32(2)], [numpy.float32(1.5), 2.0],
+                 [numpy.int8(1), 2], [[numpy.float16(1)], [numpy.float16(2)]], [numpy.bool_(True), True],
+                 [numpy.complex64(1j)], [numpy.uint8(3), numpy.int8(-1)]):  # fmt: skip
+        _same(np.array(data), numpy.array(data), exact=True)
+        _same(np.asarray(data), numpy.asarray(data), exact=True)
+    assert ap.asarray([numpy.float32(1.5)]).dtype == ap.float32  # autopar: the default float, as for 1.5

@@ -392,15 +392,24 @@ def _suggest(category: str) -> str:
 def infer_python(obj: Any) -> DType:
     """The dtype of nested Python data: bool, int64, the default float or the default complex."""
     kinds: set[type] = set()
+    typed = False  # a NumPy scalar seen: in NumPy mode the data's dtype is NumPy's (numpy.float32(1.5) is float32)
     stack = [obj]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, np.generic):
+            typed = True
             kinds.add({"b": bool, "i": int, "u": int, "f": float, "c": complex}.get(x.dtype.kind, float))
         else:
             kinds.add(type(x))
+    if typed and numpy_mode.on and kinds <= {bool, int, float, complex}:
+        try:
+            found = _BY_NUMPY.get(np.asarray(obj).dtype)
+        except (TypeError, ValueError):  # ragged: the caller says so
+            found = None
+        if found is not None:
+            return found
     if kinds and kinds <= {bool}:
         return bool_
     if kinds and kinds <= {bool, int}:
