@@ -341,3 +341,8 @@ def test_lists_of_numpy_scalars_keep_numpys_dtype() -> None:
         _same(np.array(data), numpy.array(data), exact=True)
         _same(np.asarray(data), numpy.asarray(data), exact=True)
     assert ap.asarray([numpy.float32(1.5)]).dtype == ap.float32  # autopar: the default float, as for 1.5
+
+
+def test_a_singular_solve_names_autopars_function() -> None:
+    with pytest.raises(numpy.linalg.LinAlgError, match=r"^linalg\.solve: .*singular"):
+        np.linalg.solve(np.zeros((2, 2)), np.ones(2))

@@ -49,7 +49,7 @@ def _raising_linalg_error(kernel: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return kernel(*args, **kwargs)
         except torch.linalg.LinAlgError as e:
-            raise LinAlgError(str(e).split("\n")[0]) from e
+            raise LinAlgError(str(e).split("\n")[0].replace("torch.linalg.", "linalg.")) from e  # autopar's name
 
     return run
 
