@@ -108,7 +108,7 @@ FUNCTION_PARAMETERS: dict[str, dict[str, str]] = {
     "linspace": {"retstep": "the step is (stop - start) / (num - 1)", "axis": "use moveaxis on the result"},
     "logspace": {"axis": "use moveaxis on the result"},
     "geomspace": {"axis": "use moveaxis on the result"},
-    "unique": {"equal_nan": "NaNs compare unequal, as the Array API says", "sorted": "the values come sorted"},
+    "unique": {"sorted": "the values come sorted"},
     "matmul": {"axes": "move axes with moveaxis first", "axis": "move axes with moveaxis first"},
     "matvec": {"axes": "move axes with moveaxis first", "axis": "move axes with moveaxis first"},
     "vecmat": {"axes": "move axes with moveaxis first", "axis": "move axes with moveaxis first"},

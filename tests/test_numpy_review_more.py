@@ -1,0 +1,24 @@
+"""More of the cold review's NumPy programs (``test_numpy_review``'s companion): ``unique`` with NaNs."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import autopar.numpy as np
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_collapses_nans_as_numpy_2(dtype: str, equal_nan: bool) -> None:
+    """NumPy 2's unique takes all NaNs as one value (equal_nan=True, the default): values, first index,
+    inverse and counts; equal_nan=False keeps each."""
+    data = numpy.array([3.0, numpy.nan, 1.0, numpy.nan, 3.0, numpy.nan], dtype=dtype)
+    for flags in ({}, {"return_index": True, "return_inverse": True, "return_counts": True}, {"return_counts": True}):
+        want = numpy.unique(data, equal_nan=equal_nan, **flags)
+        got = np.unique(np.array(data), equal_nan=equal_nan, **flags)
+        for g, w in zip(got, want) if flags else [(got, want)]:
+            assert g.dtype == w.dtype and tuple(g.shape) == w.shape
+            numpy.testing.assert_array_equal(numpy.asarray(g), w)
+    clean = numpy.array([2.0, 1.0, 2.0], dtype=dtype)  # no NaN: as before
+    numpy.testing.assert_array_equal(numpy.asarray(np.unique(np.array(clean))), numpy.unique(clean))
