@@ -414,3 +414,26 @@ def test_ndindex_and_ndenumerate() -> None:
     assert list(ap.ndindex(2, 3)) == list(np.ndindex(2, 3)) and list(ap.ndindex((2,))) == list(np.ndindex((2,)))
     m = np.array([[1.5, 2.0], [3.0, 4.0]])
     assert [(i, float(v)) for i, v in ap.ndenumerate(ap.asarray(m))] == [(i, float(v)) for i, v in np.ndenumerate(m)]
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_flat_reads_and_writes_the_array(transposed: bool) -> None:
+    want = np.arange(6.0).reshape(2, 3)
+    got = ap.asarray(want)
+    if transposed:  # a view whose flattening is a copy: writes must still reach the array
+        want, got = want.T, got.T
+    assert isinstance(got.flat, ap.flatiter) and len(got.flat) == len(want.flat)
+    assert got.flat[4].item() == want.flat[4]
+    _same(got.flat[::2], want.flat[::2])
+    _same(got.flat[[0, 5]], want.flat[[0, 5]])
+    want.flat[::2] = -1.0
+    got.flat[::2] = -1.0
+    _same(got, want)
+    assert list(got.flat) == list(want.flat)
+
+
+def test_broadcast_object() -> None:
+    a, b = np.arange(3.0), np.arange(2.0)[:, None]
+    ours, theirs = ap.broadcast(ap.asarray(a), ap.asarray(b)), np.broadcast(a, b)
+    assert (ours.shape, ours.ndim, ours.size, ours.numiter) == (theirs.shape, theirs.ndim, theirs.size, theirs.numiter)
+    assert [tuple(map(float, t)) for t in ours] == [tuple(map(float, t)) for t in theirs]
