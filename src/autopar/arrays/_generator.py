@@ -227,6 +227,7 @@ wald, multivariate_normal, dirichlet, multinomial = _LEGACY.wald, _LEGACY.multiv
 lognormal, standard_exponential = _LEGACY.lognormal, _LEGACY.standard_exponential
 noncentral_chisquare, noncentral_f = _LEGACY.noncentral_chisquare, _LEGACY.noncentral_f
 hypergeometric, logseries, bytes = _LEGACY.hypergeometric, _LEGACY.logseries, _LEGACY.bytes  # noqa: A001
+vonmises, zipf = _LEGACY.vonmises, _LEGACY.zipf
 ranf = sample = random_sample  # NumPy's legacy aliases
 
 

@@ -51,8 +51,6 @@ NAMES: list[tuple[str, tuple[str, ...]]] = [
      "other numbers than NumPy's anyway; seed with random.seed(n), or use random.default_rng(seed)", (
         "random.BitGenerator", "random.MT19937", "random.PCG64", "random.PCG64DXSM", "random.Philox",
         "random.RandomState", "random.SFC64", "random.SeedSequence", "random.get_state", "random.set_state")),
-    ("rejection samplers, which loop until every draw is accepted (reading as they go): draw them with NumPy "
-     "and convert with asarray", ("random.vonmises", "random.zipf")),
 ]
 
 PARAMETERS: dict[str, str] = {
