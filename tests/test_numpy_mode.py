@@ -71,6 +71,24 @@ def test_the_mode_is_per_thread() -> None:
     assert ap.zeros(1).dtype == ap.float32
 
 
+def test_the_mode_nests_with_objects_that_keep_deep_learnings() -> None:
+    """Inside an object that keeps deep learning's mode (a Generator made by autopar: _dtypes.in_mode(False)),
+    an autopar.numpy call is in NumPy mode again, and an op on an array made in NumPy mode plans by its
+    rules; each restores the thread's setting after."""
+    from autopar.arrays import _dtypes
+
+    seen = {}
+
+    def inside() -> None:
+        seen["np"] = np.zeros(1).dtype
+        seen["op"] = (np.arange(3) / 2 + ap.arange(3)).dtype  # planned in NumPy mode, then back
+        seen["ap"] = ap.zeros(1).dtype
+
+    _dtypes.in_mode(True, _dtypes.in_mode, False, inside)
+    assert seen == {"np": numpy.float64, "op": numpy.float64, "ap": ap.float32}
+    assert "on" not in _dtypes.numpy_mode.__dict__
+
+
 def test_switches_set_default_dtype_set_np_and_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     from autopar.arrays import _dtypes
 

@@ -263,10 +263,8 @@ def make(
 ) -> NDArray:
     """An array of a new storage (``npmode``: made in NumPy mode; None: if this thread is), or of ``storage``."""
     arr = object.__new__(NDArray)
-    if storage is None:
-        storage = (_views.NumpyStorage if (_numpy_mode.on if npmode is None else npmode) else _views.Storage)(
-            shape, dtype, device)
-    arr._storage = storage
+    arr._storage = storage if storage is not None else \
+        (_views.NumpyStorage if (_numpy_mode.on if npmode is None else npmode) else _views.Storage)(shape, dtype, device)
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

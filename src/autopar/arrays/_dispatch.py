@@ -325,8 +325,9 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         second = source
         reads = (source,)
         runners = _eager.RUN_NUMBER_FIRST
-    result = make(p.out_shapes[0], p.out_dtypes[0], device, None, None, p.npmode)
-    out = result._storage
+    shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+    out = p.storage(shape, dtype, device)  # Storage, or NumpyStorage in NumPy mode
+    result = make(shape, dtype, device, out)
     fn: Any
     args: tuple[Any, ...]
     if p.exact:
@@ -350,8 +351,9 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     if a._view is not None or not source.contiguous or device.kind == "cuda" or device.node is not None or \
             _autograd.used and a._ag is not None:
         return eager_bind(entry, p, (a,), _EMPTY, name=name)
-    result = make(p.out_shapes[0], p.out_dtypes[0], device, None, None, p.npmode)
-    out = result._storage
+    shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+    out = p.storage(shape, dtype, device)  # Storage, or NumpyStorage in NumPy mode
+    result = make(shape, dtype, device, out)
     fn: Any
     args: tuple[Any, ...]
     if p.exact:

@@ -63,7 +63,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
     cuda = dev.kind == "cuda"
     make = _array.make
     if entry.nout == 1:
-        result = make(p.out_shapes[0], p.out_dtypes[0], home, None, None, p.npmode)
+        shape, dtype = p.out_shapes[0], p.out_dtypes[0]
+        result = make(shape, dtype, home, p.storage(shape, dtype, home))
         storage = result._storage
         storages = [storage]
         tdtype = storage.dtype.torch
@@ -80,7 +81,7 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
         writes = (storage.var, *state) if state else (storage.var,)
         results: Any = result
     else:
-        results = tuple([make(s, d, home, None, None, p.npmode) for s, d in zip(p.out_shapes, p.out_dtypes)])
+        results = tuple([make(s, d, home, p.storage(s, d, home)) for s, d in zip(p.out_shapes, p.out_dtypes)])
         storages = [r._storage for r in results]
 
         def store(value: Any, inputs: Sequence[Any]) -> None:

@@ -24,7 +24,8 @@ is float64 there), so it is part of the key: a call is in NumPy mode when
 its thread is (one thread-local read, ``_dtypes.numpy_mode.on``) or when an
 array operand was made in it (``Storage.npmode``, a class attribute:
 ``NumpyStorage``'s is True); such a key ends with ``True``, and its plan has
-``npmode`` set, which makes the results' storages ``NumpyStorage``.
+``npmode`` set and makes its results' storages with ``storage``
+(``NumpyStorage``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from autopar.arrays import _dtypes, _infer
 from autopar.arrays._array import NDArray
 from autopar.arrays._dtypes import DType
 from autopar.arrays._table import OpDef
+from autopar.arrays._views import NumpyStorage, Storage
 
 # Work (elements read + written + multiply-adds) up to which a ready op may run on the
 # calling thread: about 20 us of kernel on one core, the cost of handing it to a worker.
@@ -59,17 +61,14 @@ class Plan:
 
     __slots__ = ("in_dtypes", "kernel_dtypes", "out_dtypes", "out_shapes", "in_shapes", "small", "one_thread",
                  "int_scalars", "arrays",
-                 "lean", "exact", "inplace", "numbers_as_tensors", "number", "npmode")  # fmt: skip
+                 "lean", "exact", "inplace", "numbers_as_tensors", "number", "npmode", "storage")  # fmt: skip
 
     def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None,
                  npmode: bool = False) -> None:
         self.npmode = npmode
+        self.storage = NumpyStorage if npmode else Storage  # the results' storages: marked in NumPy mode
         if npmode and not _dtypes.numpy_mode.on:  # an array made in NumPy mode: its rules, for this plan
-            _dtypes.numpy_mode.on = True
-            try:
-                self._plan(entry, args, static, like)
-            finally:
-                del _dtypes.numpy_mode.on
+            _dtypes.in_mode(True, self._plan, entry, args, static, like)
         else:
             self._plan(entry, args, static, like)
 

@@ -55,6 +55,5 @@ _LOCAL: dict[str, Callable[[], Any]] = {
 }
 
 __all__, __getattr__, __dir__ = lazy(
-    globals(), "autopar", "numpy", [n for n in _array_names if n not in _LOCAL] + ["waitall"], extra=_EXTRA,
-    local=_LOCAL,
+    globals(), "autopar", "numpy", [n for n in _array_names if n not in _LOCAL], extra=_EXTRA, local=_LOCAL,
 )

@@ -49,9 +49,10 @@ def in_numpy_mode(fn: Callable[..., Any], name: str | None = None) -> Callable[.
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         state = numpy_mode.__dict__
-        if "on" in state:  # already inside an autopar.numpy call
+        before = state.get("on")
+        if before is True:  # already inside an autopar.numpy call
             return fn(*args, **kwargs)
-        state["on"] = True
+        state["on"] = True  # (before False: inside an object that keeps deep learning's mode, _dtypes.in_mode)
         try:
             return fn(*args, **kwargs)
         except TypeError as e:
@@ -60,7 +61,10 @@ def in_numpy_mode(fn: Callable[..., Any], name: str | None = None) -> Callable[.
                 raise
             raise refused from None
         finally:
-            del state["on"]
+            if before is None:
+                del state["on"]
+            else:
+                state["on"] = before
 
     call.__autopar_numpy__ = True  # type: ignore[attr-defined]
     return call

@@ -43,7 +43,10 @@ def lazy(
         else:
             hint = ""
             if name in theirs:
-                hint = f"; autopar does not support NumPy's {name} yet (see autopar.numpy's table of unsupported names)"
+                from autopar.numpy._unsupported import names
+
+                why = names().get(prefix + name, "not implemented yet")
+                hint = f"; NumPy's {prefix + name} is not supported: {why} (autopar.numpy's table of unsupported names)"
             raise AttributeError(f"module {qualname!r} has no attribute {name!r}{hint}")
         module[name] = value
         return value

@@ -3,9 +3,11 @@
 ``LinAlgError`` is autopar's (a subclass of ``numpy.linalg.LinAlgError``, so
 ``except numpy.linalg.LinAlgError`` catches it). ``cholesky``, ``inv`` and
 ``solve`` here raise it *at the call*: they wait for their own result (and
-only that) before returning -- the one place ``autopar.numpy`` synchronises,
-because NumPy programs put these calls in ``try``/``except``. Everywhere else,
-as in ``autopar``, an error inside an op is raised where its result is read.
+only that) before returning -- the one place ``autopar.numpy`` waits only to
+raise an error at the call, because NumPy programs put these calls in
+``try``/``except`` (the calls whose result shapes depend on the data wait as
+in ``autopar``). Everywhere else, as in ``autopar``, an error inside an op is
+raised where its result is read.
 """
 
 from __future__ import annotations
