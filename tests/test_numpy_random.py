@@ -266,3 +266,16 @@ def test_rejection_samplers_vonmises_and_zipf() -> None:
     assert ap.random.zipf(3.0, 50).tolist() == first
     with pytest.raises(ValueError, match="a=1.0 must be a number above 1"):
         rng.zipf(1.0)
+
+
+def test_integers_with_array_bounds_broadcast_as_numpy() -> None:
+    rng = ap.random.default_rng(81)
+    x = rng.integers([0, 10, 100], [5, 20, 105], size=(20_000, 3)).numpy()
+    assert x.dtype == np.int64 and x.shape == (20_000, 3)
+    assert (x.min(0) == [0, 10, 100]).all() and (x.max(0) == [4, 19, 104]).all()
+    assert np.allclose(x.mean(0), [2.0, 14.5, 102.0], atol=6 * math.sqrt(8.25 / 20_000))
+    y = rng.integers(np.array([1, 2]), 6, endpoint=True, size=(5000, 2)).numpy()
+    assert (y.min(0) == [1, 2]).all() and (y.max(0) == [6, 6]).all()
+    assert rng.integers(ap.arange(3), 10, size=(2, 3), dtype="int32").dtype == ap.int32
+    with pytest.raises(TypeError, match="the bounds must be integers"):
+        rng.integers(np.array([0.5]), 3)
