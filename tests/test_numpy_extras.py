@@ -159,6 +159,15 @@ def test_histogram_matches_numpy(bins: Any, range_: Any, density: bool, weighted
     assert (edges.numpy() == want_edges).all()  # NumPy's edges to the bit
 
 
+@pytest.mark.parametrize("data", [np.array([1, 2, 2, 3, 3, 3]), np.array([0.5, 1.2, 2.7, 3.0])])
+@pytest.mark.parametrize("bins", [[1, 2, 3], [0.5, 2.5, 3.0], np.array([1, 2, 3], dtype=np.int32)])
+def test_histogram_edges_keep_their_dtype(data: Any, bins: Any) -> None:
+    for density in (False, True):
+        for got, want in zip(ap.histogram(ap.asarray(data), bins=bins, density=density),
+                             np.histogram(data, bins=bins, density=density)):  # fmt: skip
+            _same(got, want)
+
+
 def test_histogram_edge_cases() -> None:
     ints = rng.integers(0, 10, 300)
     for data, bins in [(ints, 10), (ints, 3), (np.full(5, 2.0), 4), (np.arange(10.0), 10), (np.array([0.1] * 3 + [0.3]), 2)]:

@@ -70,7 +70,8 @@ def _count(*ts: torch.Tensor, dims: int, weighted: bool, density: bool, uniform:
     keep = torch.ones(values[0].shape, dtype=torch.bool, device=values[0].device)
     flat = torch.zeros(values[0].shape, dtype=torch.int64, device=values[0].device)
     for x, e, n in zip(values, edges, sizes):
-        x = x.to(e.dtype)
+        common = torch.promote_types(x.dtype, e.dtype)  # compared in a dtype that holds both (int edges, float data)
+        x, e = x.to(common), e.to(common)
         if uniform:  # NumPy's equal-bin arithmetic, then its one-off corrections
             lo, hi = e[0], e[-1]
             i = ((x - lo) / (hi - lo) * n).nan_to_num(nan=-1.0).clamp(-1, n).to(torch.int64)
@@ -162,8 +163,7 @@ def _bin_edges(op: str, x: Any, bins: Any, range: Any) -> tuple[Any, bool]:  # n
             raise ValueError(f"{op}: bins must be an int or a 1-D sequence of at least 2 edges; got shape {host.shape}")
         if np.any(np.diff(host) < 0):
             raise ValueError(f"{op}: bins must increase monotonically; got {bins!r}")
-        fdt = x.dtype if x.dtype.kind == "f" else "float64"
-        bins = asarray(host, dtype=fdt if host.dtype.kind in "iub" else None, device=x.device)
+        bins = asarray(host, device=x.device)  # returned as given (integer edges stay integers, NumPy's)
     elif bins.ndim != 1 or bins.shape[0] < 2:
         raise ValueError(f"{op}: bins must be 1-D with at least 2 edges; got shape {bins.shape}")
     return bins, False
