@@ -218,6 +218,14 @@ def test_convolve_and_correlate_match_numpy(mode: str, n: int, m: int) -> None:
     _same(ap.correlate(ap.asarray(ac), ap.asarray(vc), mode), np.correlate(ac, vc, mode))
 
 
+def test_convolve_across_the_kernels_blocks() -> None:
+    a, v = rng.standard_normal(40_000), rng.standard_normal(33)  # several blocks of outputs on a CPU
+    for mode in ("full", "same", "valid"):
+        _same(ap.convolve(ap.asarray(a), ap.asarray(v), mode), np.convolve(a, v, mode), rtol=1e-9)
+    ints = rng.integers(-9, 9, 40_000)
+    _same(ap.convolve(ap.asarray(ints), ap.asarray(ints[:20])), np.convolve(ints, ints[:20]))
+
+
 def test_convolve_defaults_and_errors() -> None:
     _same(ap.convolve([1, 2, 3], [0, 1, 0.5]), np.convolve([1, 2, 3], [0, 1, 0.5]), dtype=False)
     _same(ap.correlate([1.0, 2.0, 3.0], [0.0, 1.0, 0.5]), np.correlate([1.0, 2.0, 3.0], [0.0, 1.0, 0.5]), dtype=False)
