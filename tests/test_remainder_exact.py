@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 import pytest
+import torch
 
 import autopar as ap
 
@@ -66,3 +67,10 @@ def test_nan_inputs_infinite_dividends_and_zero_divisors_still_give_nan() -> Non
     with np.errstate(all="ignore"):
         _same(ap.asarray(x1) % ap.asarray(x2), np.remainder(x1, x2))
         _same(ap.fmod(ap.asarray(x1), ap.asarray(x2)), np.fmod(x1, x2))
+
+
+def test_bfloat16_where_the_float32_quotient_overflows() -> None:
+    x = ap.from_torch(torch.full((32,), 3e38, dtype=torch.bfloat16))
+    divisor = torch.tensor(1e-3, dtype=torch.bfloat16)
+    want = torch.tensor(np.fmod(float(x.torch()[0]), float(divisor)))
+    assert torch.equal((x % 1e-3).torch(), want.to(torch.bfloat16).expand(32))
