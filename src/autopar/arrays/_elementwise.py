@@ -20,6 +20,7 @@ import torch
 from autopar.arrays import _dtypes
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._dtypes import DType
+from autopar.arrays._fmod import float_remainder, fmod
 from autopar.arrays._table import TABLE, comparing, define, fixed, floating, promoting, same
 
 Shape = tuple[int, ...]
@@ -79,14 +80,6 @@ def _int_safe(fn: Callable[..., torch.Tensor], floats: Callable[..., torch.Tenso
         return torch.where(zero, 0, fn(a, torch.where(zero, 1, b))).to(torch.promote_types(a.dtype, b.dtype))
 
     return kernel
-
-
-def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """NumPy's remainder from the exact ``fmod`` (torch's ``a - b * floor(a / b)`` overflows
-    for tiny divisors): the sign of the divisor, as Python's ``%``."""
-    r = torch.fmod(a, b)
-    fix = (r != 0) & ((r < 0) != (b < 0))
-    return torch.where(fix, r + b, r)
 
 
 def _sign(t: torch.Tensor) -> torch.Tensor:
@@ -227,7 +220,7 @@ _ew("subtract", torch.sub, promoting("numeric"), scalars=True)
 _ew("multiply", torch.mul, promoting("any"), scalars=True)
 _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
 _ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"), vjp=_zero_vjp)
-_ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
+_ew("remainder", _int_safe(torch.remainder, float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
 _ew("atan2", torch.atan2, floating("real numeric", ufunc=True))
 _ew("copysign", torch.copysign, floating("real numeric", ufunc=True))
@@ -235,7 +228,7 @@ _ew("hypot", torch.hypot, floating("real numeric", ufunc=True))
 _ew("logaddexp", torch.logaddexp, floating("real numeric", ufunc=True))
 _ew("logaddexp2", torch.logaddexp2, floating("real numeric", ufunc=True))
 _ew("nextafter", torch.nextafter, floating("real numeric", ufunc=True))
-_ew("fmod", torch.fmod, promoting("real numeric"))
+_ew("fmod", fmod, promoting("real numeric"))
 _ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
 _ew("heaviside", torch.heaviside, promoting("real numeric"), vjp=_heaviside_vjp)
 _ew("gcd", torch.gcd, promoting("integer"), differentiable=False)
