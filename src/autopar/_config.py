@@ -7,6 +7,7 @@
 | ``AUTOPAR_MAX_PENDING``| ``10000``     | bound on pushed-but-unfinished ops; ``push`` blocks past it  |
 | ``AUTOPAR_EXIT_TIMEOUT``| ``30``       | seconds pending work may take at exit before it is cancelled |
 | ``AUTOPAR_DATA``       | ``~/.cache/autopar/data`` | where datasets are looked for and downloaded to    |
+| ``AUTOPAR_GC_FREEZE``  | ``1``         | ``0``: leave Python's collector alone when arrays load (``_gc``) |
 
 Each is read once, when first needed; code overrides them with
 ``engine.set_engine``, ``set_cpu_devices`` and ``engine.set_max_pending``.
@@ -61,6 +62,14 @@ def exit_timeout() -> float:
     if value < 0:
         raise ValueError(f"AUTOPAR_EXIT_TIMEOUT={raw!r}: expected seconds >= 0")
     return value
+
+
+def gc_freeze() -> bool:
+    raw = os.environ.get("AUTOPAR_GC_FREEZE", "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"AUTOPAR_GC_FREEZE={raw!r}: expected 1 (freeze what is alive when arrays load) or 0 "
+                         "(leave Python's garbage collector alone); unset it for the default 1")
+    return raw != "0"
 
 
 def data_root() -> str:

@@ -22,7 +22,7 @@ def settings_problem() -> str | None:
     """The first malformed ``AUTOPAR_*`` setting, as one line; None when all are fine."""
     from autopar import _config
 
-    for read in (_config.engine_name, _config.cpu_devices, _config.max_pending, _config.exit_timeout):
+    for read in (_config.engine_name, _config.cpu_devices, _config.max_pending, _config.exit_timeout, _config.gc_freeze):
         try:
             read()
         except ValueError as error:
