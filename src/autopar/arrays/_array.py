@@ -238,6 +238,10 @@ class NDArray(_Attached):
             self.shape = storage.shape
 
 
+_new = object.__new__
+_fresh = _views.Storage.fresh
+
+
 def make(
     shape: tuple[int, ...],
     dtype: DType,
@@ -245,8 +249,8 @@ def make(
     storage: _views.Storage | None = None,
     view: _views.View | None = None,
 ) -> NDArray:
-    arr = object.__new__(NDArray)
-    arr._storage = storage if storage is not None else _views.Storage(shape, dtype, device)
+    arr = _new(NDArray)
+    arr._storage = storage if storage is not None else _fresh(shape, dtype, device)
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

@@ -143,6 +143,9 @@ __all__ = ["TINY_WORK", "binary", "binary_into", "bind", "bind_into", "eager_bin
 
 _EMPTY: dict[str, Any] = {}
 Shape = tuple[int, ...]
+# A torch mode active on this thread runs Python code inside every kernel: then a lean op is not *pure*.
+_function_mode = torch._C._is_torch_function_mode_enabled
+_dispatch_modes = torch._C._len_torch_dispatch_stack
 
 
 def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
@@ -328,7 +331,8 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,),
+                                                               not _function_mode() and not _dispatch_modes())  # fmt: skip
     else:
         _push_op(fn, args, reads, (out,), device, name or entry.name)
     return result
@@ -352,7 +356,8 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
         fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
     if p.small:
         (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,),
+                                                               not _function_mode() and not _dispatch_modes())  # fmt: skip
     else:
         _push_op(fn, args, (source,), (out,), device, name or entry.name)
     return result
@@ -387,7 +392,8 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         rw = (ts,)
         if p.small:
             (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
-                                                                   p.one_thread, rw)
+                                                                   p.one_thread, rw, (),
+                                                                   not _function_mode() and not _dispatch_modes())
         else:
             _push_op(fn, args, (*reads, *rw), rw, device, what)
     else:
@@ -395,7 +401,8 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         rw = (ts,)
         if p.small:
             (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
-                                                                   device, what, "compute", p.one_thread, rw)  # fmt: skip
+                                                                   device, what, "compute", p.one_thread, rw, (),
+                                                                   not _function_mode() and not _dispatch_modes())  # fmt: skip
         else:
             _push_op(_eager.run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target

@@ -28,6 +28,7 @@ from autopar.arrays._views import Storage
 from autopar.devices import Device
 
 _SCALARS = (bool, int, float, complex)
+_TENSOR = torch.Tensor
 Shape = tuple[int, ...]
 
 
@@ -75,6 +76,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
                 value = value.clone(memory_format=torch.contiguous_format)
             if not value.is_contiguous():
                 value = value.contiguous()
+            if type(value) is not _TENSOR:  # a user function's tensor subclass
+                _views.note_tensor(value)
             storage.tensor = value
 
         writes = (storage.var, *state) if state else (storage.var,)
@@ -89,6 +92,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
                     v = v.to(s.dtype.torch)
                 elif v._is_view() or _among(v, inputs):
                     v = v.clone(memory_format=torch.contiguous_format)
+                if type(v) is not _TENSOR:
+                    _views.note_tensor(v)
                 s.tensor = v if v.is_contiguous() else v.contiguous()
 
         writes = (*[s.var for s in storages], *state)
