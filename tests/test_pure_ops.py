@@ -121,6 +121,18 @@ def test_the_lean_paths_are_pure_with_plain_tensors_and_no_mode(threaded: Any, p
     assert flags == [True] * 6
 
 
+def test_a_small_op_of_more_than_a_few_microseconds_is_not_pure(threaded: Any, pure_allowed: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Work above THREADED_WORK (a kernel of up to ~20 us): other threads must not wait that long for the lock."""
+    x, y = ap.arange(10_000.0), ap.ones(10_000)
+    flags = _pure_flags(monkeypatch)
+    x + 1
+    x * y
+    x += y
+    assert flags == [False] * 3
+    assert x.tolist()[:3] == [1.0, 2.0, 3.0]
+
+
 class _Functions(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         return func(*args, **(kwargs or {}))

@@ -64,7 +64,11 @@ lookup inlined, then what the plan already decided -- which case it is
 torch's meta kernel once), torch's in-place method (``Plan.inplace``) --
 and an engine op that is a module function of ``_eager`` pushed with its
 arguments, no closure. A small one goes to ``push_small`` with its result's
-var as *fresh* (no one else has it yet, so it is neither checked nor held).
+var as *fresh* (no one else has it yet, so it is neither checked nor held),
+and as *pure* when its work is at most ``THREADED_WORK`` (a few microseconds of
+kernel) and no torch mode is active: run now, it runs under the engine lock
+(``engine/_bulk.py``), unless a tensor subclass has entered autopar
+(``_views.note_tensor``).
 A number given again (the same object) reaches a torch kernel as the plan's
 0-d tensor of it, made in the kernel's dtype (``_plan``'s note); one given
 first (``1 - x``) always does. An in-place operator whose result has the
@@ -143,7 +147,9 @@ __all__ = ["TINY_WORK", "binary", "binary_into", "bind", "bind_into", "eager_bin
 
 _EMPTY: dict[str, Any] = {}
 Shape = tuple[int, ...]
-# A torch mode active on this thread runs Python code inside every kernel: then a lean op is not *pure*.
+# A lean op is *pure* (engine/_bulk.py: run now, it may run under the engine lock) when its kernel takes a
+# few microseconds (work at most THREADED_WORK, not one_thread) and no torch mode is active on this thread:
+# a mode runs Python code inside every kernel.
 _function_mode = torch._C._is_torch_function_mode_enabled
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 
@@ -332,7 +338,7 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
                                                                "compute", p.one_thread, (), (out,),
-                                                               not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                               not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
     else:
         _push_op(fn, args, reads, (out,), device, name or entry.name)
     return result
@@ -357,7 +363,7 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     if p.small:
         (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
                                                                "compute", p.one_thread, (), (out,),
-                                                               not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                               not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
     else:
         _push_op(fn, args, (source,), (out,), device, name or entry.name)
     return result
@@ -393,7 +399,7 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         if p.small:
             (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
                                                                    p.one_thread, rw, (),
-                                                                   not _function_mode() and not _dispatch_modes())
+                                                                   not p.one_thread and not _function_mode() and not _dispatch_modes())
         else:
             _push_op(fn, args, (*reads, *rw), rw, device, what)
     else:
@@ -402,7 +408,7 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         if p.small:
             (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
                                                                    device, what, "compute", p.one_thread, rw, (),
-                                                                   not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                                   not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
         else:
             _push_op(_eager.run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target

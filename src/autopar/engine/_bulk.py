@@ -18,8 +18,9 @@ thread without becoming an ``Op``, in one of two ways:
   torch mode active (the array layer's lean paths decide it per call) -- runs
   *under* the engine lock, taken once: nobody can queue behind its vars
   meanwhile, so they are neither held nor passed on, only their versions
-  moved and the outcome stored. Such a kernel takes a microsecond or two
-  (at most ``TINY_WORK`` elements); on the 2-core machine this made ``x +=
+  moved and the outcome stored. The array layer promises it only for work
+  up to ``THREADED_WORK`` (4,096: a few microseconds of kernel), so other
+  threads never wait long for the lock; on the 2-core machine this made ``x +=
   2*y`` 1.76x torch eager instead of 1.92x in A/B runs. The array layer
   clears :data:`pure_allowed` for good (``engine.forbid_pure_kernels``) once
   a tensor subclass enters autopar: its ``__torch_function__`` may run any
