@@ -336,9 +336,9 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         kd = p.kernel_dtypes
         fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
+        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()  # the module note
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,),
-                                                               not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:
         _push_op(fn, args, reads, (out,), device, name or entry.name)
     return result
@@ -361,9 +361,9 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     else:
         fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
     if p.small:
+        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
         (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,),
-                                                               not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:
         _push_op(fn, args, (source,), (out,), device, name or entry.name)
     return result
@@ -397,18 +397,18 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         reads = () if source is ts else (source,)  # x += x reads only what it writes
         rw = (ts,)
         if p.small:
+            pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
             (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
-                                                                   p.one_thread, rw, (),
-                                                                   not p.one_thread and not _function_mode() and not _dispatch_modes())
+                                                                   p.one_thread, rw, (), pure)
         else:
             _push_op(fn, args, (*reads, *rw), rw, device, what)
     else:
         number = p.kernel_number(other) if p.numbers_as_tensors else other
         rw = (ts,)
         if p.small:
+            pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
             (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
-                                                                   device, what, "compute", p.one_thread, rw, (),
-                                                                   not p.one_thread and not _function_mode() and not _dispatch_modes())  # fmt: skip
+                                                                   device, what, "compute", p.one_thread, rw, (), pure)  # fmt: skip
         else:
             _push_op(_eager.run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target
