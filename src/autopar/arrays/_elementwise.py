@@ -62,7 +62,7 @@ def _real_result(category: str) -> Any:
 
 
 def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False, **fields: Any) -> None:
-    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, **fields)
+    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, elementwise=True, **fields)
 
 
 # -- kernels that differ from torch's ----------------------------------------------------------
