@@ -332,14 +332,23 @@ def inplace(name: str, target: Any, other: Any) -> Any:
 
 
 def _function(name: str, nargs: int) -> Callable[..., Any]:
+    """``name`` as a function: arrays (and numbers beside an array) go straight to ``bind``, what else
+    ``call`` converts first."""
+    entry = TABLE[name]
     if nargs == 1:
 
         def fn(x: Any, /) -> Any:
+            if type(x) is _array.NDArray:
+                return bind(entry, (x,))
             return call(name, x)
 
     else:
 
         def fn(x1: Any, x2: Any, /) -> Any:  # type: ignore[misc]
+            t1, t2 = type(x1), type(x2)
+            if t1 is _array.NDArray and (t2 is _array.NDArray or t2 in _SCALARS) or \
+                    t2 is _array.NDArray and t1 in _SCALARS:
+                return bind(entry, (x1, x2))
             return call(name, x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
