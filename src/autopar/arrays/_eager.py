@@ -15,6 +15,7 @@ for the gradient op.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import torch
@@ -62,6 +63,9 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
          lane: str, home: Device, state: tuple[engine.Var, ...], inline: bool | None, name: str | None) -> Any:  # fmt: skip
     """Steps 3 and 4 of ``_dispatch.bind`` on ``dev`` (a device of this process); results on ``home``."""
     cuda = dev.kind == "cuda"
+    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    if node is None and not cuda and entry.nout == 1 and not state and not entry.data_dependent:
+        return _bind_one(entry, p, args, static, dev, reads, lane, home, inline, name)
     make = _array.make
     if entry.nout == 1:
         result = make(p.out_shapes[0], p.out_dtypes[0], home)
@@ -70,15 +74,7 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
         tdtype = storage.dtype.torch
 
         def store(value: Any, inputs: Sequence[Any]) -> None:
-            if value.dtype is not tdtype:
-                value = value.to(tdtype)
-            elif value._is_view() or _among(value, inputs):
-                value = value.clone(memory_format=torch.contiguous_format)
-            if not value.is_contiguous():
-                value = value.contiguous()
-            if type(value) is not _TENSOR:  # a user function's tensor subclass
-                _views.note_tensor(value)
-            storage.tensor = value
+            _store_one(storage, tdtype, value, inputs)
 
         writes = (storage.var, *state) if state else (storage.var,)
         results: Any = result
@@ -102,7 +98,6 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
     if cuda:
         for s in storages:
             s.lane = lane
-    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
     if node is not None:
         _autograd.attach(node, results if type(results) is tuple else (results,), args)
     run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
@@ -114,6 +109,57 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
             r._settle()
     return results
 
+
+
+def _bind_one(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev: Device,
+              reads: tuple[engine.Var, ...], lane: str, home: Device, inline: bool | None, name: str | None) -> Any:  # fmt: skip
+    """``bind``'s common case -- one result, a host device, nothing recorded, no state: the engine op is
+    :func:`_run_one` pushed with its arguments (no closures to make), the result's var as *fresh*."""
+    result = _array.make(p.out_shapes[0], p.out_dtypes[0], home)
+    out = result._storage
+    ndarray = _array.NDArray
+    kds = p.kernel_dtypes
+    inputs: Sequence[Any] = args
+    for a in args:
+        if type(a) is not ndarray:  # numbers: as the kernel takes them (``_runner``'s rule)
+            inputs = [a if type(a) is ndarray else _Scalar(a) if entry.scalars and i > 0 else
+                      _Scalar(torch.tensor(a, dtype=kds[i])) for i, a in enumerate(args)]  # fmt: skip
+            break
+    fn_args = (entry.kernel, inputs, kds, static, out, out.dtype.torch)
+    eng = engine._engine or engine.current_engine()
+    if p.small if inline is None else inline:
+        eng.push_small(_run_one, fn_args, reads, (), dev, name or entry.name, lane, p.one_thread, None, (out,))
+    else:
+        eng.push_checked(partial(_run_one, *fn_args), reads, (out,), dev, 0, name or entry.name, lane, False)
+    return result
+
+
+def _run_one(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...],
+             static: dict[str, Any], out: Storage, out_t: torch.dtype) -> None:  # fmt: skip
+    """The engine op of :func:`_bind_one`: read the inputs, cast, run the kernel, store."""
+    tensors: list[Any] = []
+    for a, kd in zip(inputs, kernel_dtypes):
+        if type(a) is _Scalar:
+            tensors.append(a.value)
+            continue
+        t = _array.value_of(a)
+        if t.dtype is not kd:
+            t = t.to(kd)
+        tensors.append(t)
+    _store_one(out, out_t, kernel(*tensors, **static), tensors)
+
+
+def _store_one(storage: Storage, tdtype: torch.dtype, value: Any, inputs: Sequence[Any]) -> None:
+    """Store a kernel's one result: in the result's dtype, contiguous, never an input or a view of one."""
+    if value.dtype is not tdtype:
+        value = value.to(tdtype)
+    elif value._is_view() or _among(value, inputs):
+        value = value.clone(memory_format=torch.contiguous_format)
+    if not value.is_contiguous():
+        value = value.contiguous()
+    if type(value) is not _TENSOR:  # a user function's tensor subclass
+        _views.note_tensor(value)
+    storage.tensor = value
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
