@@ -4,9 +4,12 @@ This is step 3 and 4 of the dispatcher (``_dispatch.py``'s note) for every
 call the lean paths there do not take: any number of operands, views,
 static parameters, several results, CUDA lanes, gradient recording. ``bind``
 allocates the results (shape and dtype from the plan, no tensor yet) and
-pushes one engine op whose function -- made by :func:`_runner` -- reads the
-inputs' tensors, casts them to the kernel dtypes, calls the kernel and stores
-the results; ``bind_into`` does the same and writes the value through the
+pushes one engine op that reads the inputs' tensors, casts them to the kernel
+dtypes, calls the kernel and stores the results: in the common case (one
+result, a host device, nothing recorded, no extra state) the module function
+:func:`_run_one` pushed with its arguments -- no closure made per call, so a
+queue of pending ops holds fewer objects for Python's collector to scan --
+else a function made by :func:`_runner`; ``bind_into`` does the same and writes the value through the
 target's view (``_views.write``). A recorded call (``_autograd.recording``)
 runs its kernel on leaves that require grad and keeps the graph torch builds
 for the gradient op.
