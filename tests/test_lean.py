@@ -330,3 +330,22 @@ def test_plans_of_lean_calls_say_what_the_kernel_needs() -> None:
     assert not _plan.plan(add, (x, i), {}).exact  # the int array is cast to float32 first
     assert _plan.plan(mul, (2, x), {}).lean == _plan.NUMBER_ARRAY
     assert _plan.plan(add, (i, 0.5), {}).inplace is None  # the result is float32, not the target's int64
+
+
+def test_reshape_of_a_whole_array_is_a_view_as_numpy_gives() -> None:
+    """The fast way (a whole C-contiguous storage, nothing recorded) against NumPy: values, shapes, and
+    writes through the result reaching the source -- also for a tensor whose size-1 dimension has an odd
+    stride (contiguous to torch) and for empty arrays."""
+    odd = torch.arange(3.0).as_strided((3, 1), (1, 5))
+    assert odd.is_contiguous()
+    for source, shape in [(np.arange(12.0), (3, 4)), (np.arange(12.0), (2, -1)), (np.arange(6.0), (6,)),
+                          (np.zeros((0, 3)), (3, 0)), (odd, (1, 3)), (odd, (3, 1))]:  # fmt: skip
+        x = ap.from_torch(source) if isinstance(source, torch.Tensor) else ap.asarray(source)
+        x_np = x.numpy().copy()
+        y, y_np = ap.reshape(x, shape), x_np.reshape(shape)
+        assert y.shape == y_np.shape and y._storage is x._storage
+        np.testing.assert_array_equal(y.numpy(), y_np)
+        if y.size:
+            y[(0,) * y.ndim] = 100.0
+            y_np[(0,) * y_np.ndim] = 100.0
+            np.testing.assert_array_equal(x.numpy(), x_np)
