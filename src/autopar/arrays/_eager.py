@@ -120,15 +120,8 @@ def _bind_one(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any]
     :func:`_run_one` pushed with its arguments (no closures to make), the result's var as *fresh*."""
     result = _array.make(p.out_shapes[0], p.out_dtypes[0], home)
     out = result._storage
-    ndarray = _array.NDArray
     kds = p.kernel_dtypes
-    inputs: Sequence[Any] = args
-    for a in args:
-        if type(a) is not ndarray:  # numbers: as the kernel takes them (``_runner``'s rule)
-            inputs = [a if type(a) is ndarray else _Scalar(a) if entry.scalars and i > 0 else
-                      _Scalar(torch.tensor(a, dtype=kds[i])) for i, a in enumerate(args)]  # fmt: skip
-            break
-    fn_args = (entry.kernel, inputs, kds, static, out, out.dtype.torch)
+    fn_args = (entry.kernel, _prepare(entry, args, kds), kds, static, out, out.dtype.torch)
     eng = engine._engine or engine.current_engine()
     if p.small if inline is None else inline:
         eng.push_small(_run_one, fn_args, reads, (), dev, name or entry.name, lane, p.one_thread, None, (out,))
@@ -140,6 +133,23 @@ def _bind_one(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any]
 def _run_one(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...],
              static: dict[str, Any], out: Storage, out_t: torch.dtype) -> None:  # fmt: skip
     """The engine op of :func:`_bind_one`: read the inputs, cast, run the kernel, store."""
+    tensors = _read(inputs, kernel_dtypes)
+    _store_one(out, out_t, kernel(*tensors, **static), tensors)
+
+
+def _prepare(entry: OpDef, args: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...]) -> Sequence[Any]:
+    """The operands as :func:`_read` takes them: arrays as they are, numbers as the kernel takes them (a
+    number after the first operand of a ``scalars`` kernel as is, else a 0-d CPU tensor; ``_runner``'s rule)."""
+    ndarray = _array.NDArray
+    for a in args:
+        if type(a) is not ndarray:
+            return [a if type(a) is ndarray else _Scalar(a) if entry.scalars and i > 0 else
+                    _Scalar(torch.tensor(a, dtype=kernel_dtypes[i])) for i, a in enumerate(args)]  # fmt: skip
+    return args
+
+
+def _read(inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...]) -> list[Any]:
+    """The kernel's inputs: each array's tensor (through its view) in its kernel dtype, numbers as prepared."""
     tensors: list[Any] = []
     for a, kd in zip(inputs, kernel_dtypes):
         if type(a) is _Scalar:
@@ -149,7 +159,7 @@ def _run_one(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: t
         if t.dtype is not kd:
             t = t.to(kd)
         tensors.append(t)
-    _store_one(out, out_t, kernel(*tensors, **static), tensors)
+    return tensors
 
 
 def _store_one(storage: Storage, tdtype: torch.dtype, value: Any, inputs: Sequence[Any]) -> None:
@@ -179,22 +189,40 @@ def bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any], stati
     """Steps 3 and 4 of ``_dispatch.bind_into`` on ``dev`` (checked there)."""
     storage, view = target._storage, target._view
     tdtype = storage.dtype.torch
+    if dev.kind != "cuda":  # the engine op: _run_into pushed with its arguments (no closures, as _bind_one)
+        fn_args = (entry.kernel, _prepare(entry, args, p.kernel_dtypes), p.kernel_dtypes, static, storage, view,
+                   tdtype)  # fmt: skip
+        eng = engine._engine or engine.current_engine()
+        if p.small:
+            eng.push_small(_run_into, fn_args, reads, (storage,), dev, op, lane, p.one_thread)
+        else:
+            eng.push_checked(partial(_run_into, *fn_args), reads, (storage,), dev, 0, op, lane, False)
+        return target
 
     def store(value: Any, inputs: Sequence[Any]) -> None:
-        if type(value) is tuple:
-            value = value[0]
-        base = storage.base()
-        if value.dtype is not tdtype:
-            value = value.to(tdtype)
-        elif _views.shares(value, base):
-            value = value.clone()
-        _views.write(base, view, value)
+        _store_into(storage, view, tdtype, value)
 
-    cuda = dev.kind == "cuda"
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target, dev)
-    push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda, p.one_thread)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane, target, dev)
+    push(run, reads, (storage.var,), dev, op, lane, False, p.one_thread)
     return target
 
+
+def _run_into(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...],
+              static: dict[str, Any], storage: Storage, view: Any, tdtype: torch.dtype) -> None:  # fmt: skip
+    """The engine op of :func:`bind_into` on a host device: read the inputs, cast, run, write through the view."""
+    _store_into(storage, view, tdtype, kernel(*_read(inputs, kernel_dtypes), **static))
+
+
+def _store_into(storage: Storage, view: Any, tdtype: torch.dtype, value: Any) -> None:
+    """Write a kernel's result through ``view`` of ``storage``: in its dtype, never from memory it shares."""
+    if type(value) is tuple:
+        value = value[0]
+    base = storage.base()
+    if value.dtype is not tdtype:
+        value = value.to(tdtype)
+    elif _views.shares(value, base):
+        value = value.clone()
+    _views.write(base, view, value)
 
 
 def _runner(
