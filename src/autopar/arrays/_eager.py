@@ -9,7 +9,8 @@ dtypes, calls the kernel and stores the results: in the common case (one
 result, a host device, nothing recorded, no extra state) the module function
 :func:`_run_one` pushed with its arguments -- no closure made per call, so a
 queue of pending ops holds fewer objects for Python's collector to scan --
-else a function made by :func:`_runner`; ``bind_into`` does the same and writes the value through the
+else a function made by :func:`_runner`. ``bind_into`` does the same
+(:func:`_run_into` on a host device) and writes the value through the
 target's view (``_views.write``). A recorded call (``_autograd.recording``)
 runs its kernel on leaves that require grad and keeps the graph torch builds
 for the gradient op.
