@@ -263,7 +263,7 @@ def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any],
     if _autograd.used:
         _autograd.check_inplace(op, target, arrays)
     dev = same_device(op, [target, *arrays]) if device is None else device
-    if not _eager._broadcasts_to(p.out_shapes[0], target.shape):
+    if p.out_shapes[0] != target.shape and not _eager._broadcasts_to(p.out_shapes[0], target.shape):
         raise ValueError(f"{op}: a value of shape {p.out_shapes[0]} cannot be broadcast to the target's shape {target.shape}")
     if casting == "same_kind" and not _dtypes.can_cast_same_kind(p.out_dtypes[0], target._dtype):
         raise TypeError(
@@ -271,7 +271,10 @@ def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any],
             f"(NumPy's same_kind rule); assign to a new name instead (x = x + y), or cast with astype"
         )
     storage = target._storage
-    reads_target = any(a._storage is storage for a in arrays)
+    reads_target = False
+    for a in arrays:
+        if a._storage is storage:
+            reads_target = True
     overwrite = not reads_target and _views.covers(storage, target._view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
     if dev.node is not None:
