@@ -64,7 +64,7 @@ def _real_result(category: str) -> Any:
 
 
 def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False, **fields: Any) -> None:
-    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, **fields)
+    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, elementwise=True, **fields)
 
 
 # -- kernels that differ from torch's ----------------------------------------------------------
@@ -326,14 +326,18 @@ def inplace(name: str, target: Any, other: Any) -> Any:
 
 
 def _function(name: str, nargs: int) -> Callable[..., Any]:
-    """The function ``name``, with NumPy's ufunc keywords (``_keywords``: only when given). NumPy makes
-    them keyword-only; here they may be positional too, since CPython fills positional defaults from a
-    tuple but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    """The function ``name``: arrays (and numbers beside an array) go straight to ``bind``, what else
+    ``call`` converts first; NumPy's ufunc keywords (``_keywords``) only when given. NumPy makes them
+    keyword-only; here they may be positional too, since CPython fills positional defaults from a tuple
+    but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    entry = TABLE[name]
     if nargs == 1:
 
         def fn(x: Any, /, out: Any = None, where: Any = True, casting: str = "same_kind", order: str = "K",
                dtype: Any = None, subok: bool = True, signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                if type(x) is _array.NDArray:
+                    return bind(entry, (x,))
                 return call(name, x)
             return keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
 
@@ -343,6 +347,10 @@ def _function(name: str, nargs: int) -> Callable[..., Any]:
                casting: str = "same_kind", order: str = "K", dtype: Any = None, subok: bool = True,
                signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                t1, t2 = type(x1), type(x2)
+                if t1 is _array.NDArray and (t2 is _array.NDArray or t2 in _SCALARS) or \
+                        t2 is _array.NDArray and t1 in _SCALARS:
+                    return bind(entry, (x1, x2))
                 return call(name, x1, x2)
             return keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
                                    signature)  # fmt: skip
