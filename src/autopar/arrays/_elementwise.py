@@ -20,6 +20,7 @@ import torch
 from autopar.arrays import _dtypes
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._dtypes import DType
+from autopar.arrays._fmod import float_remainder, fmod
 from autopar.arrays._table import TABLE, comparing, define, fixed, floating, promoting, same
 
 Shape = tuple[int, ...]
@@ -63,7 +64,7 @@ def _real_result(category: str) -> Any:
 
 
 def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False, **fields: Any) -> None:
-    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, **fields)
+    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, elementwise=True, **fields)
 
 
 # -- kernels that differ from torch's ----------------------------------------------------------
@@ -79,14 +80,6 @@ def _int_safe(fn: Callable[..., torch.Tensor], floats: Callable[..., torch.Tenso
         return torch.where(zero, 0, fn(a, torch.where(zero, 1, b))).to(torch.promote_types(a.dtype, b.dtype))
 
     return kernel
-
-
-def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """NumPy's remainder from the exact ``fmod`` (torch's ``a - b * floor(a / b)`` overflows
-    for tiny divisors): the sign of the divisor, as Python's ``%``."""
-    r = torch.fmod(a, b)
-    fix = (r != 0) & ((r < 0) != (b < 0))
-    return torch.where(fix, r + b, r)
 
 
 def _sign(t: torch.Tensor) -> torch.Tensor:
@@ -227,7 +220,7 @@ _ew("subtract", torch.sub, promoting("numeric"), scalars=True)
 _ew("multiply", torch.mul, promoting("any"), scalars=True)
 _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
 _ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"), vjp=_zero_vjp)
-_ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
+_ew("remainder", _int_safe(torch.remainder, float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
 _ew("atan2", torch.atan2, floating("real numeric", ufunc=True))
 _ew("copysign", torch.copysign, floating("real numeric", ufunc=True))
@@ -235,7 +228,7 @@ _ew("hypot", torch.hypot, floating("real numeric", ufunc=True))
 _ew("logaddexp", torch.logaddexp, floating("real numeric", ufunc=True))
 _ew("logaddexp2", torch.logaddexp2, floating("real numeric", ufunc=True))
 _ew("nextafter", torch.nextafter, floating("real numeric", ufunc=True))
-_ew("fmod", torch.fmod, promoting("real numeric"))
+_ew("fmod", fmod, promoting("real numeric"))
 
 
 def _float_power_rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
@@ -347,14 +340,18 @@ def inplace(name: str, target: Any, other: Any) -> Any:
 
 
 def _function(name: str, nargs: int) -> Callable[..., Any]:
-    """The function ``name``, with NumPy's ufunc keywords (``_keywords``: only when given). NumPy makes
-    them keyword-only; here they may be positional too, since CPython fills positional defaults from a
-    tuple but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    """The function ``name``: arrays (and numbers beside an array) go straight to ``bind``, what else
+    ``call`` converts first; NumPy's ufunc keywords (``_keywords``) only when given. NumPy makes them
+    keyword-only; here they may be positional too, since CPython fills positional defaults from a tuple
+    but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    entry = TABLE[name]
     if nargs == 1:
 
         def fn(x: Any, /, out: Any = None, where: Any = True, casting: str = "same_kind", order: str = "K",
                dtype: Any = None, subok: bool = True, signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                if type(x) is _array.NDArray:
+                    return bind(entry, (x,))
                 return call(name, x)
             return keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
 
@@ -364,6 +361,10 @@ def _function(name: str, nargs: int) -> Callable[..., Any]:
                casting: str = "same_kind", order: str = "K", dtype: Any = None, subok: bool = True,
                signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                t1, t2 = type(x1), type(x2)
+                if t1 is _array.NDArray and (t2 is _array.NDArray or t2 in _SCALARS) or \
+                        t2 is _array.NDArray and t1 in _SCALARS:
+                    return bind(entry, (x1, x2))
                 return call(name, x1, x2)
             return keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
                                    signature)  # fmt: skip

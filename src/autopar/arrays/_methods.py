@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from autopar import _gc
 from autopar.arrays import _copy, _dtypes, _keywords  # noqa: F401  (_keywords registers the ufunc keywords)
 from autopar.arrays import _creation as _cr
 from autopar.arrays import _elementwise as _ew
@@ -395,3 +396,5 @@ def attach(cls: type, *mixins: type) -> None:
 
 
 attach(NDArray, Operators, GradMethods, Methods, NumpyMethods)
+# The array layer is loaded, torch with it: its objects leave Python's collections (autopar/_gc.py's note).
+_gc.freeze_once()
