@@ -22,3 +22,13 @@ def test_unique_collapses_nans_as_numpy_2(dtype: str, equal_nan: bool) -> None:
             numpy.testing.assert_array_equal(numpy.asarray(g), w)
     clean = numpy.array([2.0, 1.0, 2.0], dtype=dtype)  # no NaN: as before
     numpy.testing.assert_array_equal(numpy.asarray(np.unique(np.array(clean))), numpy.unique(clean))
+
+
+def test_bincount_of_booleans_counts_false_and_true() -> None:
+    """NumPy counts a boolean array as 0s and 1s (np.bincount(mask), weights too)."""
+    mask = numpy.array([True, False, True, True])
+    for kwargs in ({}, {"minlength": 4}, {"weights": numpy.array([0.5, 1.0, 2.0, 3.0])}):
+        ours = {k: np.array(v) if isinstance(v, numpy.ndarray) else v for k, v in kwargs.items()}
+        got, want = np.bincount(np.array(mask), **ours), numpy.bincount(mask, **kwargs)
+        assert got.dtype == want.dtype
+        numpy.testing.assert_array_equal(numpy.asarray(got), want)

@@ -447,6 +447,8 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> Any:
     """Counts of each value of a non-negative integer array, or sums of ``weights`` (float64, as NumPy)
     per value; its length depends on the data: waits."""
     x = man._array_like(x)
+    if x.dtype.kind == "b":  # NumPy counts a mask as 0s and 1s
+        x = x.astype(_dtypes.int64)
     _dtypes.check_category("bincount", x.dtype, "integer")
     if weights is None:
         return bind(TABLE["bincount"], (x,), {"minlength": int(minlength)})
