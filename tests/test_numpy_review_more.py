@@ -32,3 +32,18 @@ def test_bincount_of_booleans_counts_false_and_true() -> None:
         got, want = np.bincount(np.array(mask), **ours), numpy.bincount(mask, **kwargs)
         assert got.dtype == want.dtype
         numpy.testing.assert_array_equal(numpy.asarray(got), want)
+
+
+def test_legacy_normal_and_uniform_take_array_parameters() -> None:
+    """np.random.normal(mu, sigma) and uniform(low, high) with arrays, as NumPy programs write them (the
+    Generator's and the legacy exponential/poisson already did); seeded by np.random.seed."""
+    np.random.seed(5)
+    x = numpy.asarray(np.random.normal(np.array([0.0, 10.0]), np.array([1.0, 100.0]), size=(20000, 2)))
+    np.random.seed(5)
+    again = numpy.asarray(np.random.normal(np.array([0.0, 10.0]), np.array([1.0, 100.0]), size=(20000, 2)))
+    numpy.testing.assert_array_equal(x, again)
+    assert x.dtype == numpy.float64 and x.shape == (20000, 2)
+    numpy.testing.assert_allclose(x.std(axis=0), [1.0, 100.0], rtol=0.05)
+    u = numpy.asarray(np.random.uniform([0.0, 10.0], np.array([1.0, 110.0]), (20000, 2)))
+    assert (u.min(axis=0) >= [0.0, 10.0]).all() and (u.max(axis=0) < [1.0, 110.0]).all()
+    assert np.random.normal(np.zeros(3)).shape == (3,)  # size=None: the parameters' shape, as NumPy's
