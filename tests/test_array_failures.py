@@ -152,11 +152,11 @@ def test_whole_writes_are_overwrites_and_partial_writes_read_the_target(monkeypa
             note(reads, writes)
         return push_checked(fn, reads, writes, *rest)
 
-    def spy_small(fn, args, reads, writes, device, name, lane="compute", one_thread=False, rw=None):  # type: ignore[no-untyped-def]
+    def spy_small(fn, args, reads, writes, device, name, lane="compute", one_thread=False, rw=None, *more):  # type: ignore[no-untyped-def]
         note(reads if rw is None else (*reads, *rw), writes)
         small.append(True)
         try:
-            push_small(fn, args, reads, writes, device, name, lane, one_thread, rw)
+            push_small(fn, args, reads, writes, device, name, lane, one_thread, rw, *more)
         finally:
             small.pop()
 

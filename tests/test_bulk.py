@@ -71,7 +71,9 @@ def run_small_program(steps: list[Step], n_vars: int, small: set[int], gate: boo
         reads = tuple(vars_[r] for r in step.reads) + (tuple(vars_[w] for w in step.writes) if step.update else ())
         writes = tuple(vars_[w] for w in step.writes)
         if i in small:
-            eng.push_small(kernel(i, step), (), reads, writes, device, f"step{i}", "compute", i % 3 == 0)
+            # every other one pure (it waits for nothing): run now, it runs under the engine lock
+            eng.push_small(kernel(i, step), (), reads, writes, device, f"step{i}", "compute", i % 3 == 0, None, (),
+                           i % 2 == 0)  # fmt: skip
         else:
             engine.push(kernel(i, step), reads=reads, writes=writes, device=device, lane=step.lane, name=f"step{i}")
     if open_gate is not None:
@@ -206,10 +208,10 @@ def test_a_waiter_keeps_new_ops_out_of_the_segment(threaded: Any) -> None:
     segment = eng._open_segment
     eng._var_waiters += 1  # as while another thread is in wait_for_var
     try:
-        assert not eng._join(segment, _bulk._Member(print, (), (), (b,), (), "b"), cpu(0), "compute")
+        assert not eng._join(segment, _bulk.Member(print, (), (), (b,), (), "b"), cpu(0), "compute")
     finally:
         eng._var_waiters -= 1
-    assert eng._join(segment, _bulk._Member(print, (), (), (b,), (), "b"), cpu(0), "compute")
+    assert eng._join(segment, _bulk.Member(print, (), (), (b,), (), "b"), cpu(0), "compute")
     assert len(segment.members) == 2
     open_gate()
     engine.waitall()

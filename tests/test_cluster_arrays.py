@@ -299,3 +299,15 @@ def test_a_killed_runtime_fails_its_arrays_with_node_lost_error_and_connect_reco
     np.testing.assert_array_equal((ap.arange(3.0, device=N1) + 1).numpy(), [1.0, 2.0, 3.0])
     with pytest.raises(ap.NodeLostError):
         done.numpy()  # the old runtime's arrays stay lost
+
+
+def test_numpy_draws_on_a_node_follow_seed_and_generators_stay_local(connected) -> None:  # type: ignore[no-untyped-def]
+    """The legacy draws of NumPy's distributions run on a node's generator (seed(n) reaches it); a Generator
+    is a stream of this process, and says so for a node's device."""
+    ap.random.seed(77)
+    there = ap.random.standard_normal(6, device=N0).numpy()
+    ap.random.seed(77)
+    here = ap.random.standard_normal(6, device="cpu:0").numpy()
+    np.testing.assert_array_equal(there, here)
+    with pytest.raises(ValueError, match="a Generator draws on this process's devices"):
+        ap.random.default_rng(1).normal(size=3, device=N0)

@@ -64,7 +64,7 @@ def test_unobserved_failure_is_reported_at_exit() -> None:
 def test_import_does_not_import_torch() -> None:
     proc = run(
         """
-        import sys, autopar
+        import sys, autopar, autopar.numpy as np
         from autopar import engine
         engine.push(lambda: None); engine.waitall()
         print(autopar.cpu(0), 'torch' in sys.modules)

@@ -91,6 +91,60 @@ def test_the_operators_take_the_lean_paths(monkeypatch: pytest.MonkeyPatch) -> N
     assert w.tolist() == [-1.0] * 8
 
 
+# torch's own elementwise kernels of two arrays that answer a new tensor, lean without taking numbers
+# fmod is not here: its kernel repairs the NaNs of torch's vectorized CPU fmod (arrays/_fmod.py), so it is not torch's own.
+TWO_ARRAY_LEAN = ["maximum", "minimum", "fmax", "fmin", "atan2", "copysign", "hypot", "logaddexp", "logaddexp2",
+                  "nextafter", "float_power", "heaviside", "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+_PAIRS = [("float32", "float32", (5,), (5,)), ("float64", "float32", (3, 1), (4,)), ("int32", "int64", (5,), (5,)),
+          ("uint8", "int16", (2, 5), (5,)), ("bool", "bool", (5,), (1,)), ("float32", "int64", (5,), (5,))]  # fmt: skip
+
+
+def _special_values(dtype: str, shape: tuple[int, ...], rng: Any) -> np.ndarray:
+    n = int(np.prod(shape))
+    if dtype == "bool":
+        return (rng.integers(0, 2, n) == 1).reshape(shape)
+    if dtype[0] in "iu":
+        return rng.integers(0 if dtype[0] == "u" else -5, 6, n).astype(dtype).reshape(shape)
+    pool = np.array([0.0, -0.0, 1.5, -2.25, np.nan, np.inf, -np.inf, 1e-30, 3.0], dtype=dtype)
+    return rng.choice(pool, n).reshape(shape)
+
+
+def _outcome(x: Any) -> Any:
+    try:
+        return x.numpy()
+    except Exception as error:  # noqa: BLE001 - the failure's type and message are the outcome
+        return type(error), str(error)
+
+
+@pytest.mark.parametrize("name", TWO_ARRAY_LEAN)
+def test_two_array_functions_take_the_lean_path_and_give_the_general_paths_values(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The general path (``_dispatch.eager_bind``) is the oracle, bit for bit (NaN where NaN), dtype and
+    shape; the lean call must not reach the general runner."""
+    fn = getattr(ap, name)  # loads the op table
+    entry, rng, checked = TABLE[name], np.random.default_rng(7), 0
+    for da, db, sa, sb in _PAIRS:
+        a, b = ap.asarray(_special_values(da, sa, rng)), ap.asarray(_special_values(db, sb, rng))
+        try:
+            p = _plan.plan(entry, (a, b), {})
+        except TypeError:  # a dtype the op does not take: the same error on every path
+            continue
+        assert p.lean == _plan.ARRAYS or da != "float32", (name, da, db)  # else torch's kernel declined
+        with monkeypatch.context() as m:
+            if p.lean:
+                m.setattr(_eager, "bind", lambda *args: pytest.fail("the general path ran"))
+            lean = fn(a, b)
+        general = _dispatch.eager_bind(entry, p, (a, b), {})
+        assert (lean.dtype, lean.shape) == (general.dtype, general.shape)
+        got, want = _outcome(lean), _outcome(general)  # torch's kernel may fail (int fmod by 0): both alike
+        if isinstance(want, np.ndarray):
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert got == want, (name, da, db)
+        checked += bool(p.lean)
+    assert checked >= 2, f"{name}: too few dtype pairs on the lean path"
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_random_operator_programs_match_numpy(seed: int) -> None:
     """Whole arrays, views, broadcasting, numbers on either side, in-place updates, mixed dtypes:
@@ -277,3 +331,22 @@ def test_plans_of_lean_calls_say_what_the_kernel_needs() -> None:
     assert not _plan.plan(add, (x, i), {}).exact  # the int array is cast to float32 first
     assert _plan.plan(mul, (2, x), {}).lean == _plan.NUMBER_ARRAY
     assert _plan.plan(add, (i, 0.5), {}).inplace is None  # the result is float32, not the target's int64
+
+
+def test_reshape_of_a_whole_array_is_a_view_as_numpy_gives() -> None:
+    """The fast way (a whole C-contiguous storage, nothing recorded) against NumPy: values, shapes, and
+    writes through the result reaching the source -- also for a tensor whose size-1 dimension has an odd
+    stride (contiguous to torch) and for empty arrays."""
+    odd = torch.arange(3.0).as_strided((3, 1), (1, 5))
+    assert odd.is_contiguous()
+    for source, shape in [(np.arange(12.0), (3, 4)), (np.arange(12.0), (2, -1)), (np.arange(6.0), (6,)),
+                          (np.zeros((0, 3)), (3, 0)), (odd, (1, 3)), (odd, (3, 1))]:  # fmt: skip
+        x = ap.from_torch(source) if isinstance(source, torch.Tensor) else ap.asarray(source)
+        x_np = x.numpy().copy()
+        y, y_np = ap.reshape(x, shape), x_np.reshape(shape)
+        assert y.shape == y_np.shape and y._storage is x._storage
+        np.testing.assert_array_equal(y.numpy(), y_np)
+        if y.size:
+            y[(0,) * y.ndim] = 100.0
+            y_np[(0,) * y_np.ndim] = 100.0
+            np.testing.assert_array_equal(x.numpy(), x_np)

@@ -241,3 +241,41 @@ def test_noncentral_hypergeometric_logseries_and_legacy_aliases() -> None:
     legacy = ap.random.random_integers(3, size=2000).numpy()
     assert legacy.min() == 1 and legacy.max() == 3
     assert ap.random.ranf(3).shape == (3,) and ap.random.sample((2, 2)).shape == (2, 2)
+
+
+def test_rejection_samplers_vonmises_and_zipf() -> None:
+    rng = ap.random.default_rng(80)
+    n = 40_000
+    kappa = 4.0
+    t = np.linspace(0, np.pi, 200_001)
+    i1 = np.trapezoid(np.exp(kappa * np.cos(t)) * np.cos(t), t) / np.pi
+    resultant = i1 / np.i0(kappa)  # E[cos(x - mu)] for von Mises
+    x = rng.vonmises(0.5, kappa, n).numpy().astype(float)
+    assert x.shape == (n,) and x.min() >= -np.pi and x.max() < np.pi
+    assert abs(np.cos(x - 0.5).mean() - resultant) < 6 * math.sqrt(0.5 / n)
+    assert abs(np.angle(np.exp(1j * x).mean()) - 0.5) < 0.02
+    z = rng.zipf(2.5, n).numpy()
+    zeta = (np.arange(1, 1_000_001, dtype=float) ** -2.5).sum() + 1_000_000**-1.5 / 1.5
+    p1 = 1 / zeta
+    assert z.dtype == np.int64 and z.min() == 1 and abs((z == 1).mean() - p1) < 6 * math.sqrt(p1 * (1 - p1) / n)
+    uniform = rng.vonmises(1.0, 0.0, 1000).numpy()
+    assert uniform.min() >= -np.pi and uniform.max() < np.pi
+    ap.random.seed(9)
+    first = ap.random.zipf(3.0, 50).tolist()
+    ap.random.seed(9)
+    assert ap.random.zipf(3.0, 50).tolist() == first
+    with pytest.raises(ValueError, match="a=1.0 must be a number above 1"):
+        rng.zipf(1.0)
+
+
+def test_integers_with_array_bounds_broadcast_as_numpy() -> None:
+    rng = ap.random.default_rng(81)
+    x = rng.integers([0, 10, 100], [5, 20, 105], size=(20_000, 3)).numpy()
+    assert x.dtype == np.int64 and x.shape == (20_000, 3)
+    assert (x.min(0) == [0, 10, 100]).all() and (x.max(0) == [4, 19, 104]).all()
+    assert np.allclose(x.mean(0), [2.0, 14.5, 102.0], atol=6 * math.sqrt(8.25 / 20_000))
+    y = rng.integers(np.array([1, 2]), 6, endpoint=True, size=(5000, 2)).numpy()
+    assert (y.min(0) == [1, 2]).all() and (y.max(0) == [6, 6]).all()
+    assert rng.integers(ap.arange(3), 10, size=(2, 3), dtype="int32").dtype == ap.int32
+    with pytest.raises(TypeError, match="the bounds must be integers"):
+        rng.integers(np.array([0.5]), 3)

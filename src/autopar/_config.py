@@ -9,6 +9,7 @@
 | ``AUTOPAR_DATA``       | ``~/.cache/autopar/data`` | where datasets are looked for and downloaded to    |
 | ``AUTOPAR_DEFAULT_DTYPE``| ``float32`` | ``autopar``'s default float: ``float32`` or ``float64`` (NumPy's dtype rules; ``autopar.numpy`` always has them) |
 | ``AUTOPAR_CAPTURE_TRACES``| ``8``      | traces each ``autopar.capture`` function keeps (least recently used dropped) |
+| ``AUTOPAR_GC_FREEZE``  | ``1``         | ``0``: leave Python's collector alone when arrays load (``_gc``) |
 
 Each is read once, when first needed; code overrides them with
 ``engine.set_engine``, ``set_cpu_devices``, ``engine.set_max_pending`` and
@@ -77,6 +78,14 @@ def default_dtype() -> str:
         raise ValueError(f"AUTOPAR_DEFAULT_DTYPE={raw!r}: expected float32 (deep learning's default) "
                          "or float64 (NumPy's)")
     return raw
+
+
+def gc_freeze() -> bool:
+    raw = os.environ.get("AUTOPAR_GC_FREEZE", "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"AUTOPAR_GC_FREEZE={raw!r}: expected 1 (freeze what is alive when arrays load) or 0 "
+                         "(leave Python's garbage collector alone); unset it for the default 1")
+    return raw != "0"
 
 
 def data_root() -> str:

@@ -255,6 +255,9 @@ class NDArray(_Attached):
 
 
 _numpy_mode = _dtypes.numpy_mode
+_new = object.__new__
+_fresh = _views.Storage.fresh
+_fresh_numpy = _views.NumpyStorage.fresh
 
 
 def make(
@@ -266,9 +269,9 @@ def make(
     npmode: bool | None = None,
 ) -> NDArray:
     """An array of a new storage (``npmode``: made in NumPy mode; None: if this thread is), or of ``storage``."""
-    arr = object.__new__(NDArray)
+    arr = _new(NDArray)
     arr._storage = storage if storage is not None else \
-        (_views.NumpyStorage if (_numpy_mode.on if npmode is None else npmode) else _views.Storage)(shape, dtype, device)
+        (_fresh_numpy if (_numpy_mode.on if npmode is None else npmode) else _fresh)(shape, dtype, device)
     arr._view = view
     arr.shape = shape
     arr._dtype = dtype

@@ -64,7 +64,11 @@ lookup inlined, then what the plan already decided -- which case it is
 torch's meta kernel once), torch's in-place method (``Plan.inplace``) --
 and an engine op that is a module function of ``_eager`` pushed with its
 arguments, no closure. A small one goes to ``push_small`` with its result's
-var as *fresh* (no one else has it yet, so it is neither checked nor held).
+var as *fresh* (no one else has it yet, so it is neither checked nor held),
+and as *pure* when its work is at most ``THREADED_WORK`` (a few microseconds of
+kernel) and no torch mode is active: run now, it runs under the engine lock
+(``engine/_bulk.py``), unless a tensor subclass has entered autopar
+(``_views.note_tensor``).
 A number given again (the same object) reaches a torch kernel as the plan's
 0-d tensor of it, made in the kernel's dtype (``_plan``'s note); one given
 first (``1 - x``) always does. An in-place operator whose result has the
@@ -144,6 +148,11 @@ __all__ = ["TINY_WORK", "binary", "binary_into", "bind", "bind_into", "eager_bin
 _EMPTY: dict[str, Any] = {}
 _numpy_mode = _dtypes.numpy_mode
 Shape = tuple[int, ...]
+# A lean op is *pure* (engine/_bulk.py: run now, it may run under the engine lock) when its kernel takes a
+# few microseconds (work at most THREADED_WORK, not one_thread) and no torch mode is active on this thread:
+# a mode runs Python code inside every kernel.
+_function_mode = torch._C._is_torch_function_mode_enabled
+_dispatch_modes = torch._C._len_torch_dispatch_stack
 
 
 def same_device(op: str, arrays: Sequence[NDArray]) -> Device:
@@ -255,7 +264,7 @@ def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any],
     if _autograd.used:
         _autograd.check_inplace(op, target, arrays)
     dev = same_device(op, [target, *arrays]) if device is None else device
-    if not _eager._broadcasts_to(p.out_shapes[0], target.shape):
+    if p.out_shapes[0] != target.shape and not _eager._broadcasts_to(p.out_shapes[0], target.shape):
         raise ValueError(f"{op}: a value of shape {p.out_shapes[0]} cannot be broadcast to the target's shape {target.shape}")
     if casting == "same_kind" and not _dtypes.can_cast_same_kind(p.out_dtypes[0], target._dtype):
         raise TypeError(
@@ -263,7 +272,10 @@ def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any],
             f"(NumPy's same_kind rule); assign to a new name instead (x = x + y), or cast with astype"
         )
     storage = target._storage
-    reads_target = any(a._storage is storage for a in arrays)
+    reads_target = False
+    for a in arrays:
+        if a._storage is storage:
+            reads_target = True
     overwrite = not reads_target and _views.covers(storage, target._view)
     reads = tuple(a._storage.var for a in arrays) + (() if overwrite or reads_target else (storage.var,))
     if dev.node is not None:
@@ -336,8 +348,9 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         kd = p.kernel_dtypes
         fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
+        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()  # the module note
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:
         _push_op(fn, args, reads, (out,), device, name or entry.name)
     return result
@@ -361,8 +374,9 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
     else:
         fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
     if p.small:
+        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
         (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
-                                                               "compute", p.one_thread, (), (out,))  # fmt: skip
+                                                               "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:
         _push_op(fn, args, (source,), (out,), device, name or entry.name)
     return result
@@ -401,16 +415,18 @@ def binary_into(entry: OpDef, target: NDArray, other: Any, what: str, p: Plan | 
         reads = () if source is ts else (source,)  # x += x reads only what it writes
         rw = (ts,)
         if p.small:
+            pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
             (engine._engine or engine.current_engine()).push_small(fn, args, reads, rw, device, what, "compute",
-                                                                   p.one_thread, rw)
+                                                                   p.one_thread, rw, (), pure)
         else:
             _push_op(fn, args, (*reads, *rw), rw, device, what)
     else:
         number = p.kernel_number(other) if p.numbers_as_tensors else other
         rw = (ts,)
         if p.small:
+            pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
             (engine._engine or engine.current_engine()).push_small(_eager.run_into_number, (p.inplace, ts, number), (), rw,
-                                                                   device, what, "compute", p.one_thread, rw)  # fmt: skip
+                                                                   device, what, "compute", p.one_thread, rw, (), pure)  # fmt: skip
         else:
             _push_op(_eager.run_into_number, (p.inplace, ts, number), rw, rw, device, what)
     return target

@@ -12,7 +12,10 @@ exponential, ``laplace`` a difference of exponentials, ``logistic`` and
 ``standard_cauchy`` and ``triangular`` inverse CDFs of a uniform, ``wald``
 Michael, Schucany and Haas's method, ``multivariate_normal`` ``mean + z @
 (sqrt(s) * Vt)`` from the SVD of ``cov`` (NumPy's default method),
-``dirichlet`` normalized gammas, ``multinomial`` counts of drawn indices.
+``dirichlet`` normalized gammas, ``multinomial`` counts of drawn indices,
+``vonmises`` and ``zipf`` NumPy's rejection methods (each round proposes a
+batch on the device and keeps the accepted ones: counting them reads, so
+these two wait).
 The distributions are NumPy's; the numbers are not (module note of
 ``_generator.py``). Parameters may be arrays; they broadcast with ``size``.
 """
@@ -306,3 +309,70 @@ def logseries(src: dr.Source, op: str, p: Any, size: Any, device: Any = None) ->
     deep = call("floor", 1 + call("log", call("maximum", v, tiny)) / call("log", call("maximum", q, tiny)))
     out = where(call("less_equal", v, q * q), call("maximum", deep, 1), where(call("greater_equal", v, q), 1, 2))
     return where(call("greater_equal", v, prob), 1, out).astype(_dtypes.int64)
+
+
+def _rejection(src: dr.Source, op: str, size: Any, device: Any, propose: Any) -> Any:
+    """Draws by rejection: ``propose(n) -> (candidates, accepted)`` for ``n`` at a time, until enough are
+    accepted. Counting the accepted reads them, so these draws wait (one round, rarely two)."""
+    from autopar.arrays._manipulation import concat, reshape
+
+    shape = dr._size(op, size) or ()
+    need = math.prod(shape)
+    kept: list[Any] = []
+    while need > 0:
+        values, accepted = propose(need + need // 4 + 16)
+        good = values[accepted]  # a mask index: its length is the data's, so this waits
+        take = min(need, good.shape[0])
+        kept.append(good[:take])
+        need -= take
+    if not kept:
+        return reshape(propose(1)[0][:0], shape)
+    return reshape(concat(kept), shape)
+
+
+def vonmises(src: dr.Source, op: str, mu: Any, kappa: Any, size: Any, device: Any = None) -> Any:
+    """Best and Fisher's rejection method (NumPy's), for number parameters."""
+    from autopar.arrays._searching import where
+
+    if not (dr._is_number(mu) and dr._is_number(kappa)):
+        raise TypeError(f"{op}: mu={mu!r}, kappa={kappa!r}: expected numbers (arrays are not supported here)")
+    mu, kappa = float(mu), float(kappa)
+    if kappa < 0:
+        raise ValueError(f"{op}: kappa={kappa} must be non-negative")
+    if kappa < 1e-8:  # the uniform distribution on the circle
+        return (_uniform(src, op, dr._size(op, size) or (), device) * 2 - 1) * math.pi + 0 * mu
+    s = 0.5 / kappa
+    r = s + math.sqrt(1 + s * s)
+
+    def propose(n: int) -> tuple[Any, Any]:
+        z = call("cos", _uniform(src, op, (n,), device) * math.pi)
+        w = (1 + r * z) / (r + z)
+        y = kappa * (r - w)
+        v = _uniform(src, op, (n,), device)
+        ok = call("logical_or", call("greater_equal", y * (2 - y) - v, 0),
+                  call("greater_equal", call("log", y / call("maximum", v, 1e-300)) + 1 - y, 0))  # fmt: skip
+        angle = call("acos", call("minimum", call("maximum", w, -1.0), 1.0))
+        angle = where(call("less", _uniform(src, op, (n,), device), 0.5), -angle, angle) + mu
+        wrapped = call("remainder", angle + math.pi, 2 * math.pi) - math.pi  # into [-pi, pi)
+        return wrapped, ok
+
+    return _rejection(src, op, size, device, propose)
+
+
+def zipf(src: dr.Source, op: str, a: Any, size: Any, device: Any = None) -> Any:
+    """NumPy's rejection method for the Zipf distribution (``a > 1``), for a number parameter."""
+    if not dr._is_number(a) or not a > 1:
+        raise ValueError(f"{op}: a={a!r} must be a number above 1")
+    am1 = float(a) - 1.0
+    b = 2.0**am1
+
+    def propose(n: int) -> tuple[Any, Any]:
+        u = 1.0 - _uniform(src, op, (n,), device)
+        v = _uniform(src, op, (n,), device)
+        x = call("floor", call("pow", u, -1.0 / am1))
+        t = call("pow", 1.0 + 1.0 / call("maximum", x, 1.0), am1)
+        ok = call("logical_and", call("logical_and", call("greater_equal", x, 1), call("less", x, 2.0**62)),
+                  call("less_equal", v * x * (t - 1) / (b - 1), t / b))  # fmt: skip
+        return call("minimum", x, 2.0**62).astype(_dtypes.int64), ok
+
+    return _rejection(src, op, size, device, propose)

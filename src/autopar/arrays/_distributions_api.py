@@ -103,6 +103,12 @@ class Distributions:
     def logseries(self, p: Any, size: Any = None, *, device: Any = None) -> Any:
         return ds.logseries(self._src, self._op("logseries"), p, size, device)
 
+    def vonmises(self, mu: Any, kappa: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.vonmises(self._src, self._op("vonmises"), mu, kappa, size, device)
+
+    def zipf(self, a: Any, size: Any = None, *, device: Any = None) -> Any:
+        return ds.zipf(self._src, self._op("zipf"), a, size, device)
+
     def bytes(self, length: int) -> bytes:
         """``length`` random bytes (reads them: waits)."""
         from autopar.arrays import _draws as dr

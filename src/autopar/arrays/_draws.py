@@ -240,17 +240,35 @@ def integers_draw(src: Source, op: str, low: Any, high: Any, size: Any, dtype: A
                   device: Any = None) -> Any:  # fmt: skip
     if high is None:
         low, high = 0, low
-    if not (_is_number(low) and _is_number(high)) or isinstance(low, (float, np.floating)) or isinstance(
-            high, (float, np.floating)):  # fmt: skip
-        raise TypeError(f"{op}: low={low!r}, high={high!r}: expected ints (arrays of bounds are not supported)")
+    d = _dtypes.int64 if dtype is None else _dtypes.as_dtype(dtype, op)
+    if d.kind not in "iu":
+        raise TypeError(f"{op}: dtype={dtype!r}: expected an integer dtype")
+    if not (_is_number(low) and _is_number(high)):
+        return _integers_between_arrays(src, op, low, high, size, d, endpoint, device)
+    if isinstance(low, (float, np.floating)) or isinstance(high, (float, np.floating)):
+        raise TypeError(f"{op}: low={low!r}, high={high!r}: expected ints")
     low, high = int(low), int(high) + (1 if endpoint else 0)
     if high <= low:
         raise ValueError(f"{op}: high={high - (1 if endpoint else 0)} must be above low={low}"
                          f"{' (or equal, with endpoint=True)' if endpoint else ''}")  # fmt: skip
-    d = _dtypes.int64 if dtype is None else _dtypes.as_dtype(dtype, op)
-    if d.kind not in "iu":
-        raise TypeError(f"{op}: dtype={dtype!r}: expected an integer dtype")
     return src.draw(op, "integers", _size(op, size) or (), d, low, high, device=device)
+
+
+def _integers_between_arrays(src: Source, op: str, low: Any, high: Any, size: Any, d: DType, endpoint: bool,
+                             device: Any) -> Any:  # fmt: skip
+    """Bounds that are arrays (broadcast as NumPy's): ``low + floor(u * (high - low))`` from a float64
+    uniform ``u``, exact for spans below 2**53 (the bounds are not read, so they are not checked)."""
+    from autopar.arrays._elementwise import call
+
+    lo = low if type(low) is NDArray else asarray(np.asarray(low), device=device)
+    hi = high if type(high) is NDArray else asarray(np.asarray(high), device=lo.device)
+    for name, b in (("low", lo), ("high", hi)):
+        if b.dtype.kind not in "iu":
+            raise TypeError(f"{op}: {name} holds {b.dtype}; the bounds must be integers")
+    shape = _broadcast(op, _size(op, size), lo, hi)
+    span = (hi - lo + (1 if endpoint else 0)).astype(_dtypes.float64)
+    u = src.draw(op, "uniform", shape, _dtypes.float64, 0.0, 1.0, device=lo.device)
+    return (lo + call("floor", u * span).astype(_dtypes.int64)).astype(d)
 
 
 def permutation_draw(src: Source, op: str, x: Any, axis: int = 0, device: Any = None) -> Any:

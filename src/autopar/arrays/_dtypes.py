@@ -74,6 +74,11 @@ class DType:
         self.moves = {"uint16": torch.int16, "uint32": torch.int32, "uint64": torch.int64}.get(name, tdtype)
 
     @property
+    def type(self) -> Any:
+        """NumPy's scalar type (``x.dtype.type is numpy.float64``; ``issubclass(x.dtype.type, numpy.floating)``)."""
+        return self.dtype.type
+
+    @property
     def dtype(self) -> Any:
         """The NumPy dtype (what ``numpy.dtype(autopar.float32)`` reads)."""
         if self.numpy is None:
@@ -211,7 +216,13 @@ def find(obj: Any) -> DType | None:
     if isinstance(obj, torch.dtype):
         return _BY_TORCH.get(obj)
     if isinstance(obj, str):
-        return _BY_NAME.get(obj.lower())
+        found = _BY_NAME.get(obj.lower())
+        if found is not None or not obj:
+            return found
+        try:  # NumPy's type codes: 'f8', 'i4', '<f8', 'd', '?' (a byte order other than this machine's: None)
+            return _BY_NUMPY.get(np.dtype(obj))
+        except (TypeError, ValueError):
+            return None
     if obj is float:
         return float64
     if obj is int:
@@ -381,15 +392,24 @@ def _suggest(category: str) -> str:
 def infer_python(obj: Any) -> DType:
     """The dtype of nested Python data: bool, int64, the default float or the default complex."""
     kinds: set[type] = set()
+    typed = False  # a NumPy scalar seen: in NumPy mode the data's dtype is NumPy's (numpy.float32(1.5) is float32)
     stack = [obj]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, np.generic):
+            typed = True
             kinds.add({"b": bool, "i": int, "u": int, "f": float, "c": complex}.get(x.dtype.kind, float))
         else:
             kinds.add(type(x))
+    if typed and numpy_mode.on and kinds <= {bool, int, float, complex}:
+        try:
+            found = _BY_NUMPY.get(np.asarray(obj).dtype)
+        except (TypeError, ValueError):  # ragged: the caller says so
+            found = None
+        if found is not None:
+            return found
     if kinds and kinds <= {bool}:
         return bool_
     if kinds and kinds <= {bool, int}:

@@ -4,9 +4,13 @@ This is step 3 and 4 of the dispatcher (``_dispatch.py``'s note) for every
 call the lean paths there do not take: any number of operands, views,
 static parameters, several results, CUDA lanes, gradient recording. ``bind``
 allocates the results (shape and dtype from the plan, no tensor yet) and
-pushes one engine op whose function -- made by :func:`_runner` -- reads the
-inputs' tensors, casts them to the kernel dtypes, calls the kernel and stores
-the results; ``bind_into`` does the same and writes the value through the
+pushes one engine op that reads the inputs' tensors, casts them to the kernel
+dtypes, calls the kernel and stores the results: in the common case (one
+result, a host device, nothing recorded, no extra state) the module function
+:func:`_run_one` pushed with its arguments -- no closure made per call, so a
+queue of pending ops holds fewer objects for Python's collector to scan --
+else a function made by :func:`_runner`. ``bind_into`` does the same
+(:func:`_run_into` on a host device) and writes the value through the
 target's view (``_views.write``). A recorded call (``_autograd.recording``)
 runs its kernel on leaves that require grad and keeps the graph torch builds
 for the gradient op.
@@ -15,6 +19,7 @@ for the gradient op.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import torch
@@ -28,6 +33,7 @@ from autopar.arrays._views import Storage
 from autopar.devices import Device
 
 _SCALARS = (bool, int, float, complex)
+_TENSOR = torch.Tensor
 Shape = tuple[int, ...]
 
 
@@ -63,6 +69,9 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
          lane: str, home: Device, state: tuple[engine.Var, ...], inline: bool | None, name: str | None) -> Any:  # fmt: skip
     """Steps 3 and 4 of ``_dispatch.bind`` on ``dev`` (a device of this process); results on ``home``."""
     cuda = dev.kind == "cuda"
+    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
+    if node is None and not cuda and entry.nout == 1 and not state and not entry.data_dependent:
+        return _bind_one(entry, p, args, static, dev, reads, lane, home, inline, name)
     make = _array.make
     if entry.nout == 1:
         shape, dtype = p.out_shapes[0], p.out_dtypes[0]
@@ -72,13 +81,7 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
         tdtype = storage.dtype.torch
 
         def store(value: Any, inputs: Sequence[Any]) -> None:
-            if value.dtype is not tdtype:
-                value = value.to(tdtype)
-            elif value._is_view() or _among(value, inputs):
-                value = value.clone(memory_format=torch.contiguous_format)
-            if not value.is_contiguous():
-                value = value.contiguous()
-            storage.tensor = value
+            _store_one(storage, tdtype, value, inputs)
 
         writes = (storage.var, *state) if state else (storage.var,)
         results: Any = result
@@ -92,6 +95,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
                     v = v.to(s.dtype.torch)
                 elif v._is_view() or _among(v, inputs):
                     v = v.clone(memory_format=torch.contiguous_format)
+                if type(v) is not _TENSOR:
+                    _views.note_tensor(v)
                 s.tensor = v if v.is_contiguous() else v.contiguous()
 
         writes = (*[s.var for s in storages], *state)
@@ -100,7 +105,6 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
     if cuda:
         for s in storages:
             s.lane = lane
-    node = _autograd.recording(entry, args, static, p.out_dtypes, dev, lane, name or entry.name) if _autograd.used else None
     if node is not None:
         _autograd.attach(node, results if type(results) is tuple else (results,), args)
     run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, None, dev, node)
@@ -112,6 +116,73 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
             r._settle()
     return results
 
+
+
+def _bind_one(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev: Device,
+              reads: tuple[engine.Var, ...], lane: str, home: Device, inline: bool | None, name: str | None) -> Any:  # fmt: skip
+    """``bind``'s common case -- one result, a host device, nothing recorded, no state: the engine op is
+    :func:`_run_one` pushed with its arguments (no closures to make), the result's var as *fresh*."""
+    result = _array.make(p.out_shapes[0], p.out_dtypes[0], home, npmode=p.npmode)  # marked as the plan says
+    out = result._storage
+    kds = p.kernel_dtypes
+    fn_args = (entry.kernel, _prepare(entry, args, kds), kds, static, out, out.dtype.torch)
+    eng = engine._engine or engine.current_engine()
+    if p.small if inline is None else inline:
+        eng.push_small(_run_one, fn_args, reads, (), dev, name or entry.name, lane, p.one_thread, None, (out,))
+    else:
+        eng.push_checked(partial(_run_one, *fn_args), reads, (out,), dev, 0, name or entry.name, lane, False)
+    return result
+
+
+def _run_one(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...],
+             static: dict[str, Any], out: Storage, out_t: torch.dtype) -> None:  # fmt: skip
+    """The engine op of :func:`_bind_one`: read the inputs, cast, run the kernel, store."""
+    tensors = _read(inputs, kernel_dtypes)
+    _store_one(out, out_t, kernel(*tensors, **static), tensors)
+
+
+def _prepare(entry: OpDef, args: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...]) -> Sequence[Any]:
+    """The operands as :func:`_read` takes them: arrays as they are, numbers as the kernel takes them (a
+    number after the first operand of a ``scalars`` kernel as is, else a 0-d CPU tensor; ``_runner``'s rule)."""
+    ndarray = _array.NDArray
+    for a in args:
+        if type(a) is not ndarray:
+            return [a if type(a) is ndarray else _Scalar(_number(a, kernel_dtypes[i])) if entry.scalars and i > 0 else
+                    _Scalar(torch.tensor(a, dtype=kernel_dtypes[i])) for i, a in enumerate(args)]  # fmt: skip
+    return args
+
+
+def _number(a: Any, kd: torch.dtype) -> Any:
+    """A number as a ``scalars`` kernel takes it: torch takes True next to a number tensor as a bool
+    tensor (``x - True`` with x int8 fails), so a bool meets a non-bool kernel as an int."""
+    return int(a) if type(a) is bool and kd is not torch.bool else a
+
+
+def _read(inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...]) -> list[Any]:
+    """The kernel's inputs: each array's tensor (through its view) in its kernel dtype, numbers as prepared."""
+    tensors: list[Any] = []
+    for a, kd in zip(inputs, kernel_dtypes):
+        if type(a) is _Scalar:
+            tensors.append(a.value)
+            continue
+        t = _array.value_of(a)
+        if t.dtype is not kd:
+            t = t.to(kd)
+        tensors.append(t)
+    return tensors
+
+
+def _store_one(storage: Storage, tdtype: torch.dtype, value: Any, inputs: Sequence[Any]) -> None:
+    """Store a kernel's one result: in the result's dtype, contiguous, never an input or a view of one."""
+    if value.dtype is not tdtype:
+        value = value.to(tdtype)
+    elif value._is_view() or _among(value, inputs):
+        value = value.clone(memory_format=torch.contiguous_format)
+    if not value.is_contiguous():
+        value = value.contiguous()
+    if type(value) is not _TENSOR:  # a user function's tensor subclass
+        _views.note_tensor(value)
+    storage.tensor = value
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
@@ -128,22 +199,40 @@ def bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any], stati
     """Steps 3 and 4 of ``_dispatch.bind_into`` on ``dev`` (checked there)."""
     storage, view = target._storage, target._view
     tdtype = storage.dtype.torch
+    if dev.kind != "cuda":  # the engine op: _run_into pushed with its arguments (no closures, as _bind_one)
+        fn_args = (entry.kernel, _prepare(entry, args, p.kernel_dtypes), p.kernel_dtypes, static, storage, view,
+                   tdtype)  # fmt: skip
+        eng = engine._engine or engine.current_engine()
+        if p.small:
+            eng.push_small(_run_into, fn_args, reads, (storage,), dev, op, lane, p.one_thread)
+        else:
+            eng.push_checked(partial(_run_into, *fn_args), reads, (storage,), dev, 0, op, lane, False)
+        return target
 
     def store(value: Any, inputs: Sequence[Any]) -> None:
-        if type(value) is tuple:
-            value = value[0]
-        base = storage.base()
-        if value.dtype is not tdtype:
-            value = value.to(tdtype)
-        elif _views.shares(value, base):
-            value = value.clone()
-        _views.write(base, view, value)
+        _store_into(storage, view, tdtype, value)
 
-    cuda = dev.kind == "cuda"
-    run = _runner(entry, args, p.kernel_dtypes, static, store, lane if cuda else None, target, dev)
-    push(run, reads, (storage.var,), dev, op, lane, p.small and not cuda, p.one_thread)
+    run = _runner(entry, args, p.kernel_dtypes, static, store, lane, target, dev)
+    push(run, reads, (storage.var,), dev, op, lane, False, p.one_thread)
     return target
 
+
+def _run_into(kernel: Callable[..., Any], inputs: Sequence[Any], kernel_dtypes: tuple[torch.dtype, ...],
+              static: dict[str, Any], storage: Storage, view: Any, tdtype: torch.dtype) -> None:  # fmt: skip
+    """The engine op of :func:`bind_into` on a host device: read the inputs, cast, run, write through the view."""
+    _store_into(storage, view, tdtype, kernel(*_read(inputs, kernel_dtypes), **static))
+
+
+def _store_into(storage: Storage, view: Any, tdtype: torch.dtype, value: Any) -> None:
+    """Write a kernel's result through ``view`` of ``storage``: in its dtype, never from memory it shares."""
+    if type(value) is tuple:
+        value = value[0]
+    base = storage.base()
+    if value.dtype is not tdtype:
+        value = value.to(tdtype)
+    elif _views.shares(value, base):
+        value = value.clone()
+    _views.write(base, view, value)
 
 
 def _runner(
@@ -181,7 +270,7 @@ def _runner(
         if type(a) is NDArray:
             prepared.append(a)
         elif entry.scalars and i > 0:
-            prepared.append(_Scalar(int(a) if type(a) is bool and kd is not torch.bool else a))
+            prepared.append(_Scalar(_number(a, kd)))
         else:  # a 0-d CPU tensor: torch mixes it with CUDA tensors without a sync
             prepared.append(_Scalar(torch.tensor(a, dtype=kd)))
 

@@ -20,6 +20,7 @@ import torch
 from autopar.arrays import _dtypes
 from autopar.arrays._dispatch import bind, bind_into
 from autopar.arrays._dtypes import DType
+from autopar.arrays._fmod import float_remainder, fmod
 from autopar.arrays._table import TABLE, comparing, define, fixed, floating, promoting, same
 
 Shape = tuple[int, ...]
@@ -63,7 +64,7 @@ def _real_result(category: str) -> Any:
 
 
 def _ew(name: str, kernel: Callable[..., Any], dtype: Any, scalars: bool = False, **fields: Any) -> None:
-    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, **fields)
+    define(name, kernel, dtype, shape=_broadcast, scalars=scalars, elementwise=True, **fields)
 
 
 # -- kernels that differ from torch's ----------------------------------------------------------
@@ -79,14 +80,6 @@ def _int_safe(fn: Callable[..., torch.Tensor], floats: Callable[..., torch.Tenso
         return torch.where(zero, 0, fn(a, torch.where(zero, 1, b))).to(torch.promote_types(a.dtype, b.dtype))
 
     return kernel
-
-
-def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """NumPy's remainder from the exact ``fmod`` (torch's ``a - b * floor(a / b)`` overflows
-    for tiny divisors): the sign of the divisor, as Python's ``%``."""
-    r = torch.fmod(a, b)
-    fix = (r != 0) & ((r < 0) != (b < 0))
-    return torch.where(fix, r + b, r)
 
 
 def _sign(t: torch.Tensor) -> torch.Tensor:
@@ -227,7 +220,7 @@ _ew("subtract", torch.sub, promoting("numeric"), scalars=True)
 _ew("multiply", torch.mul, promoting("any"), scalars=True)
 _ew("divide", torch.true_divide, floating("numeric"), scalars=True)
 _ew("floor_divide", _int_safe(torch.floor_divide), promoting("real numeric"), vjp=_zero_vjp)
-_ew("remainder", _int_safe(torch.remainder, _float_remainder), promoting("real numeric"))
+_ew("remainder", _int_safe(torch.remainder, float_remainder), promoting("real numeric"))
 _ew("pow", _pow, promoting("numeric"), scalars=True)
 _ew("atan2", torch.atan2, floating("real numeric", ufunc=True))
 _ew("copysign", torch.copysign, floating("real numeric", ufunc=True))
@@ -235,8 +228,16 @@ _ew("hypot", torch.hypot, floating("real numeric", ufunc=True))
 _ew("logaddexp", torch.logaddexp, floating("real numeric", ufunc=True))
 _ew("logaddexp2", torch.logaddexp2, floating("real numeric", ufunc=True))
 _ew("nextafter", torch.nextafter, floating("real numeric", ufunc=True))
-_ew("fmod", torch.fmod, promoting("real numeric"))
-_ew("float_power", torch.pow, fixed(lambda d, s: (_dtypes.float64 if all(x.kind != "c" for x in d) else _dtypes.complex128,)))
+_ew("fmod", fmod, promoting("real numeric"))
+
+
+def _float_power_rule(op: str, dtypes: tuple[DType, ...], static: dict[str, Any]) -> Any:
+    """float64 (complex128 with a complex operand), and computed in it: ``float_power(int, -1)`` is 1/x."""
+    r = _dtypes.float64 if all(x.kind != "c" for x in dtypes) else _dtypes.complex128
+    return (r,), (r,) * len(dtypes)
+
+
+_ew("float_power", torch.pow, _float_power_rule)
 _ew("heaviside", torch.heaviside, promoting("real numeric"), vjp=_heaviside_vjp)
 _ew("gcd", torch.gcd, promoting("integer"), differentiable=False)
 _ew("lcm", torch.lcm, promoting("integer"), differentiable=False)
@@ -297,8 +298,14 @@ _ew("relu", torch.relu, same("real numeric"))
 
 
 def _coerce(op: str, x: Any, like: Any) -> Any:
-    """NumPy scalars become Python numbers; array-likes become arrays on ``like``'s device."""
+    """NumPy scalars become Python numbers (weak) -- in NumPy mode 0-d arrays of their dtype, which
+    promote as NumPy 2's do (``float32_array + numpy.float64(0.1)`` is float64); array-likes become
+    arrays on ``like``'s device."""
     if isinstance(x, np.generic):
+        if _dtypes.numpy_mode.on or (like is not None and like._storage.npmode):
+            from autopar.arrays._creation import asarray
+
+            return asarray(x, device=None if like is None else like.device)
         return x.item()
     if isinstance(x, (np.ndarray, list, tuple, torch.Tensor)) or hasattr(x, "__array_interface__"):
         from autopar.arrays._creation import asarray
@@ -333,14 +340,18 @@ def inplace(name: str, target: Any, other: Any) -> Any:
 
 
 def _function(name: str, nargs: int) -> Callable[..., Any]:
-    """The function ``name``, with NumPy's ufunc keywords (``_keywords``: only when given). NumPy makes
-    them keyword-only; here they may be positional too, since CPython fills positional defaults from a
-    tuple but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    """The function ``name``: arrays (and numbers beside an array) go straight to ``bind``, what else
+    ``call`` converts first; NumPy's ufunc keywords (``_keywords``) only when given. NumPy makes them
+    keyword-only; here they may be positional too, since CPython fills positional defaults from a tuple
+    but keyword-only ones by a dict lookup each (a quarter of a microsecond on every call)."""
+    entry = TABLE[name]
     if nargs == 1:
 
         def fn(x: Any, /, out: Any = None, where: Any = True, casting: str = "same_kind", order: str = "K",
                dtype: Any = None, subok: bool = True, signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                if type(x) is _array.NDArray:
+                    return bind(entry, (x,))
                 return call(name, x)
             return keywords.ufunc(name, partial(call, name), (x,), out, where, dtype, casting, order, subok, signature)
 
@@ -350,6 +361,10 @@ def _function(name: str, nargs: int) -> Callable[..., Any]:
                casting: str = "same_kind", order: str = "K", dtype: Any = None, subok: bool = True,
                signature: Any = None) -> Any:  # fmt: skip
             if out is None and where is True and dtype is None and order == "K" and subok is True and signature is None:
+                t1, t2 = type(x1), type(x2)
+                if t1 is _array.NDArray and (t2 is _array.NDArray or t2 in _SCALARS) or \
+                        t2 is _array.NDArray and t1 in _SCALARS:
+                    return bind(entry, (x1, x2))
                 return call(name, x1, x2)
             return keywords.ufunc(name, partial(call, name), (x1, x2), out, where, dtype, casting, order, subok,
                                    signature)  # fmt: skip
@@ -373,8 +388,29 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {n: _function(n, 2) for n in _BINARY_
 FUNCTIONS.update({n: _function(n, 1) for n in _UNARY_NAMES})
 
 
+def check_power(x: Any, exponent: Any) -> None:
+    """NumPy's error at the call for an integer array to a negative Python int power (torch's would come
+    at the read, from the kernel)."""
+    if type(exponent) is int and exponent < 0 and type(x) is _array.NDArray and x._dtype.kind in "iu":
+        raise ValueError(f"pow: integers to negative integer powers are not allowed (an array of dtype "
+                         f"{x._dtype.name} ** {exponent}); make the base floating: x.astype('float64') ** {exponent}")
+
+
+def _checked_pow(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def pow(x1: Any, x2: Any, /, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - the standard's name
+        check_power(x1, x2)
+        return fn(x1, x2, *args, **kwargs)
+
+    pow.__doc__, pow.__wrapped__ = fn.__doc__, fn  # type: ignore[attr-defined]
+    return pow
+
+
+FUNCTIONS["pow"] = _checked_pow(FUNCTIONS["pow"])
+
+
 def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  # noqa: A002 - the standard's names
-    """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s."""
+    """Clamp ``x`` to ``[min, max]`` (numbers or arrays that broadcast); the dtype stays ``x``'s -- in
+    NumPy mode it is NumPy's, the bounds' promoted with ``x``'s (``clip(int_array, 1.5, 3)`` is float64)."""
     if out is not None:
         return keywords.finish("clip", clip(x, min, max), out)
     x = call("positive", x) if type(x) is not _array.NDArray else x
@@ -389,7 +425,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None, out: Any = None) -> Any:  
         out = call("minimum", out, max)
     if out is x:
         return call("positive", x)
-    if out._dtype is not x._dtype:
+    if out._dtype is not x._dtype and not (_dtypes.numpy_mode.on or x._storage.npmode):
         out = out.astype(x._dtype)
     return out
 

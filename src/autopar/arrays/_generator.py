@@ -76,55 +76,57 @@ class Generator(Distributions):
 
     def random(self, size: Any = None, dtype: Any = None, out: Any = None, *, device: Any = None) -> Any:
         """Floats in ``[0, 1)``."""
-        return _into(dr.uniform_draw(self._src, "Generator.random", 0.0, 1.0, size, dtype, device), out)
+        return _into(dr.uniform_draw(self._src, self._op("random"), 0.0, 1.0, size, dtype, device), out)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
-        return dr.uniform_draw(self._src, "Generator.uniform", low, high, size, None, device)
+        return dr.uniform_draw(self._src, self._op("uniform"), low, high, size, None, device)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
-        return dr.normal_draw(self._src, "Generator.normal", loc, scale, size, None, device)
+        return dr.normal_draw(self._src, self._op("normal"), loc, scale, size, None, device)
 
     def standard_normal(self, size: Any = None, dtype: Any = None, out: Any = None, *, device: Any = None) -> Any:
-        return _into(dr.normal_draw(self._src, "Generator.standard_normal", 0.0, 1.0, size, dtype, device), out)
+        return _into(dr.normal_draw(self._src, self._op("standard_normal"), 0.0, 1.0, size, dtype, device), out)
 
     def lognormal(self, mean: float = 0.0, sigma: float = 1.0, size: Any = None, *, device: Any = None) -> Any:
         from autopar.arrays._elementwise import call
 
-        return call("exp", dr.normal_draw(self._src, "Generator.lognormal", mean, sigma, size, None, device))
+        if dr._is_number(sigma) and sigma < 0:
+            raise ValueError(f"{self._op('lognormal')}: sigma={sigma!r} must be non-negative")
+        return call("exp", dr.normal_draw(self._src, self._op("lognormal"), mean, sigma, size, None, device))
 
     def exponential(self, scale: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
-        return dr.exponential_draw(self._src, "Generator.exponential", scale, size, None, device)
+        return dr.exponential_draw(self._src, self._op("exponential"), scale, size, None, device)
 
     def standard_exponential(self, size: Any = None, dtype: Any = None, method: str = "zig", out: Any = None, *,
                              device: Any = None) -> Any:  # fmt: skip
-        return _into(dr.exponential_draw(self._src, "Generator.standard_exponential", 1.0, size, dtype, device), out)
+        return _into(dr.exponential_draw(self._src, self._op("standard_exponential"), 1.0, size, dtype, device), out)
 
     def poisson(self, lam: Any = 1.0, size: Any = None, *, device: Any = None) -> Any:
-        return dr.poisson_draw(self._src, "Generator.poisson", lam, size, device)
+        return dr.poisson_draw(self._src, self._op("poisson"), lam, size, device)
 
     def binomial(self, n: Any, p: Any, size: Any = None, *, device: Any = None) -> Any:
-        return dr.binomial_draw(self._src, "Generator.binomial", n, p, size, device)
+        return dr.binomial_draw(self._src, self._op("binomial"), n, p, size, device)
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = None, endpoint: bool = False, *,
                  device: Any = None) -> Any:  # fmt: skip
         """Integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``; ``[0, low)`` with one bound)."""
-        return dr.integers_draw(self._src, "Generator.integers", low, high, size, dtype, endpoint, device)
+        return dr.integers_draw(self._src, self._op("integers"), low, high, size, dtype, endpoint, device)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True, *, device: Any = None) -> Any:  # fmt: skip
         """Samples of ``a`` (an array, along ``axis``; or ``range(a)``), with weights ``p`` if given."""
-        return dr.choice_draw(self._src, "Generator.choice", a, size, replace, p, axis, device)
+        return dr.choice_draw(self._src, self._op("choice"), a, size, replace, p, axis, device)
 
     def permutation(self, x: Any, axis: int = 0, *, device: Any = None) -> Any:
         """A permuted ``range(x)`` (an int), or a permuted copy of ``x`` along ``axis``."""
-        return dr.permutation_draw(self._src, "Generator.permutation", x, axis, device)
+        return dr.permutation_draw(self._src, self._op("permutation"), x, axis, device)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffle the autopar array ``x`` in place along ``axis``."""
         if type(x) is not NDArray:
-            raise TypeError(f"Generator.shuffle: x must be an autopar array (it is shuffled in place); got "
+            raise TypeError(f"{self._op('shuffle')}: x must be an autopar array (it is shuffled in place); got "
                             f"{type(x).__name__}; use permutation(x) for a shuffled copy")  # fmt: skip
-        x[...] = dr.permutation_draw(self._src, "Generator.shuffle", x, axis)
+        x[...] = dr.permutation_draw(self._src, self._op("shuffle"), x, axis)
 
     def permuted(self, x: Any, axis: Any = None, out: Any = None) -> Any:
         """``x`` with each slice along ``axis`` shuffled independently (the whole array when None)."""
@@ -135,8 +137,8 @@ class Generator(Distributions):
         if axis is None:
             flat = reshape(arr, (-1,))
             return _into(reshape(flat[self.permutation(flat.shape[0], device=arr.device)], arr.shape), out)
-        ax = normalize_axis("Generator.permuted", axis, arr.ndim)
-        keys = dr.uniform_draw(self._src, "Generator.permuted", 0.0, 1.0, arr.shape, None, arr.device)
+        ax = normalize_axis(self._op("permuted"), axis, arr.ndim)
+        keys = dr.uniform_draw(self._src, self._op("permuted"), 0.0, 1.0, arr.shape, None, arr.device)
         from autopar.arrays._indexing import take_along_axis
 
         return _into(take_along_axis(arr, argsort(keys, axis=ax), ax), out)
@@ -227,6 +229,7 @@ wald, multivariate_normal, dirichlet, multinomial = _LEGACY.wald, _LEGACY.multiv
 lognormal, standard_exponential = _LEGACY.lognormal, _LEGACY.standard_exponential
 noncentral_chisquare, noncentral_f = _LEGACY.noncentral_chisquare, _LEGACY.noncentral_f
 hypergeometric, logseries, bytes = _LEGACY.hypergeometric, _LEGACY.logseries, _LEGACY.bytes  # noqa: A001
+vonmises, zipf = _LEGACY.vonmises, _LEGACY.zipf
 ranf = sample = random_sample  # NumPy's legacy aliases
 
 

@@ -67,30 +67,32 @@ def _count(*ts: torch.Tensor, dims: int, weighted: bool, density: bool, uniform:
     values, edges = ts[:dims], ts[dims : 2 * dims]
     w = ts[2 * dims] if weighted else None
     sizes = [len(e) - 1 for e in edges]
-    keep = torch.ones(values[0].shape, dtype=torch.bool, device=values[0].device)
-    flat = torch.zeros(values[0].shape, dtype=torch.int64, device=values[0].device)
+    keep: torch.Tensor | None = None
+    flat: torch.Tensor | None = None
     for x, e, n in zip(values, edges, sizes):
-        x = x.to(e.dtype)
-        if uniform:  # NumPy's equal-bin arithmetic, then its one-off corrections
+        common = torch.promote_types(x.dtype, e.dtype)  # compared in a dtype that holds both (int edges, float data)
+        x, e = x.to(common), e.to(common)
+        if uniform:  # NumPy's equal-bin arithmetic, then its one-off corrections (NaN and far values: dropped)
             lo, hi = e[0], e[-1]
-            i = ((x - lo) / (hi - lo) * n).nan_to_num(nan=-1.0).clamp(-1, n).to(torch.int64)
-            i = torch.where(i == n, n - 1, i).clamp(0, n - 1)
-            i = torch.where(x < e[i], i - 1, i)
-            i = torch.where((x >= e[(i + 1).clamp(max=n)]) & (i != n - 1), i + 1, i)
+            i = ((x - lo) / (hi - lo) * n).to(torch.int64).clamp_(0, n - 1)
+            i -= (x < e[i]).to(torch.int64)
+            i += ((x >= e[i + 1]) & (i != n - 1)).to(torch.int64)
             inside = (x >= lo) & (x <= hi)
         else:
             i = torch.searchsorted(e, x.contiguous(), right=True) - 1
             i = torch.where(x == e[-1], n - 1, i)
             inside = (i >= 0) & (i < n)
-        keep &= inside
-        flat = flat * n + i.clamp(0, max(n - 1, 0))
+        keep = inside if keep is None else keep & inside
+        flat = i if flat is None else flat * n + i
+    assert keep is not None and flat is not None
     total = math.prod(sizes)
-    if w is None:
-        hist = torch.zeros(total, dtype=torch.int64, device=flat.device)
-        hist.index_add_(0, flat.reshape(-1), keep.reshape(-1).to(torch.int64))
+    where = torch.where(keep, flat, total).reshape(-1)  # what is dropped is counted in one bin more, cut off
+    if w is None or w.is_complex():
+        hist = torch.zeros(total + 1, dtype=torch.int64 if w is None else w.dtype, device=where.device)
+        hist.index_add_(0, where, torch.ones_like(where) if w is None else w.reshape(-1))
+        hist = hist[:total]
     else:
-        hist = torch.zeros(total, dtype=w.dtype, device=flat.device)
-        hist.index_add_(0, flat.reshape(-1), torch.where(keep, w, torch.zeros((), dtype=w.dtype, device=w.device)).reshape(-1))
+        hist = torch.bincount(where, weights=w.reshape(-1).to(torch.float64), minlength=total + 1)[:total].to(w.dtype)
     hist = hist.reshape(sizes)
     if dims > 1 and w is None:
         hist = hist.to(torch.float64)  # histogramdd counts in float64, NumPy's
@@ -162,8 +164,7 @@ def _bin_edges(op: str, x: Any, bins: Any, range: Any) -> tuple[Any, bool]:  # n
             raise ValueError(f"{op}: bins must be an int or a 1-D sequence of at least 2 edges; got shape {host.shape}")
         if np.any(np.diff(host) < 0):
             raise ValueError(f"{op}: bins must increase monotonically; got {bins!r}")
-        fdt = x.dtype if x.dtype.kind == "f" else "float64"
-        bins = asarray(host, dtype=fdt if host.dtype.kind in "iub" else None, device=x.device)
+        bins = asarray(host, device=x.device)  # returned as given (integer edges stay integers, NumPy's)
     elif bins.ndim != 1 or bins.shape[0] < 2:
         raise ValueError(f"{op}: bins must be 1-D with at least 2 edges; got shape {bins.shape}")
     return bins, False

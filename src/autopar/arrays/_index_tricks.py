@@ -118,3 +118,41 @@ mgrid = _Grid(sparse=False)
 ogrid = _Grid(sparse=True)
 s_ = _Key(as_tuple=False)
 index_exp = _Key(as_tuple=True)
+
+
+class broadcast:  # noqa: N801 - NumPy's name
+    """NumPy's ``broadcast(*arrays)``: the broadcast ``shape``/``ndim``/``size`` at once; iterating gives one
+    tuple of elements per position (reads the arrays once: waits)."""
+
+    def __init__(self, *args: Any) -> None:
+        from autopar.arrays._numpy_shapes import broadcast_shapes
+
+        self._arrays = [man._array_like(a) for a in args]
+        self.shape = tuple(broadcast_shapes(*(a.shape for a in self._arrays)))
+        self.index = 0
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    nd = ndim
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def numiter(self) -> int:
+        return len(self._arrays)
+
+    def __iter__(self) -> Any:
+        import numpy as np
+
+        columns = [np.broadcast_to(a.numpy(), self.shape).ravel().tolist() for a in self._arrays]
+        return iter(list(zip(*columns))[self.index :])
+
+    def reset(self) -> None:
+        self.index = 0

@@ -37,7 +37,8 @@ from autopar.errors import AutoparError
 
 class LinAlgError(AutoparError, np.linalg.LinAlgError):
     """A matrix the function cannot handle: not positive definite (``cholesky``), singular (``inv``,
-    ``solve``). A subclass of ``numpy.linalg.LinAlgError``."""
+    ``solve``), or of the wrong shape (at the call, as NumPy's). A subclass of ``numpy.linalg.LinAlgError``,
+    so of ``ValueError``."""
 
 
 def _raising_linalg_error(kernel: Callable[..., Any]) -> Callable[..., Any]:
@@ -48,7 +49,7 @@ def _raising_linalg_error(kernel: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return kernel(*args, **kwargs)
         except torch.linalg.LinAlgError as e:
-            raise LinAlgError(str(e).split("\n")[0]) from e
+            raise LinAlgError(str(e).split("\n")[0].replace("torch.linalg.", "linalg.")) from e  # autopar's name
 
     return run
 
@@ -69,9 +70,9 @@ def _float_rule(*real: bool, fixed_out: DType | None = None) -> Any:
 def _matrix(op: str, x: Any, square: bool = False) -> Any:
     x = _array_like(x)
     if x.ndim < 2:
-        raise ValueError(f"linalg.{op}: the array has shape {x.shape}; it needs at least 2 dimensions (a stack of matrices)")
+        raise LinAlgError(f"linalg.{op}: the array has shape {x.shape}; it needs at least 2 dimensions (a stack of matrices)")
     if square and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"linalg.{op}: the matrices have shape {x.shape[-2:]}; they must be square")
+        raise LinAlgError(f"linalg.{op}: the matrices have shape {x.shape[-2:]}; they must be square")
     return x
 
 
@@ -177,7 +178,15 @@ define("linalg.det", torch.linalg.det, _float_rule(False), work=_madds)
 define("linalg.eigh", _raising_linalg_error(_eigh), _float_rule(True, False), nout=2, work=_madds)
 define("linalg.eigvalsh", _raising_linalg_error(torch.linalg.eigvalsh), _float_rule(True), work=_madds)
 define("linalg.inv", _raising_linalg_error(torch.linalg.inv), _float_rule(False), work=_madds)
-define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _float_rule(False),
+def _matrix_power_rule(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:
+    """Floating (the standard's), but in NumPy mode integers to a power n >= 0 stay integers, as NumPy's."""
+    d = dtypes[0]
+    if _dtypes.numpy_mode.on and d.kind in "iu" and s["n"] >= 0:
+        return (d,), (d,)
+    return _float_rule(False)(op, dtypes, s)
+
+
+define("linalg.matrix_power", _raising_linalg_error(lambda t, n: torch.linalg.matrix_power(t, n)), _matrix_power_rule,
        work=_madds)  # fmt: skip
 define("linalg.matrix_rank", _matrix_rank, _tolerance_rule(_dtypes.int64), work=_madds, differentiable=False)
 define("linalg.pinv", _raising_linalg_error(_pinv), _tolerance_rule(), work=_madds)
@@ -239,8 +248,8 @@ def solve(x1: Any, x2: Any, /) -> Any:
     b = _array_like(x2)
     n = a.shape[-1]
     if b.ndim == 0 or (b.shape[0] if b.ndim == 1 else b.shape[-2]) != n:
-        raise ValueError(f"linalg.solve: x1 of shape {a.shape} and x2 of shape {b.shape} do not align; "
-                         f"x2 needs {n} rows (shape ({n},) or (..., {n}, k))")  # fmt: skip
+        raise LinAlgError(f"linalg.solve: x1 of shape {a.shape} and x2 of shape {b.shape} do not align; "
+                          f"x2 needs {n} rows (shape ({n},) or (..., {n}, k))")  # fmt: skip
     return bind(TABLE["linalg.solve"], (a, b))
 
 

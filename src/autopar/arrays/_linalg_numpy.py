@@ -32,6 +32,7 @@ import torch
 from autopar.arrays import _dtypes
 from autopar.arrays._dispatch import bind
 from autopar.arrays._dtypes import DType
+from autopar.arrays._linalg import LinAlgError
 from autopar.arrays._manipulation import _array_like
 from autopar.arrays._products import _madds
 from autopar.arrays._table import TABLE, define
@@ -91,10 +92,10 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, int, Any]:
     """NumPy's least squares: ``(x, residuals, rank, s)`` minimizing ``||b - a @ x||`` (waits: see the note)."""
     a, b = _array_like(a), _array_like(b)
     if a.ndim != 2:
-        raise ValueError(f"linalg.lstsq: a has shape {a.shape}; it must be 2-D (M, N)")
+        raise LinAlgError(f"linalg.lstsq: a has shape {a.shape}; it must be 2-D (M, N)")
     if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
-        raise ValueError(f"linalg.lstsq: a of shape {a.shape} and b of shape {b.shape} do not align; "
-                         f"b needs shape ({a.shape[0]},) or ({a.shape[0]}, K)")  # fmt: skip
+        raise LinAlgError(f"linalg.lstsq: a of shape {a.shape} and b of shape {b.shape} do not align; "
+                          f"b needs shape ({a.shape[0]},) or ({a.shape[0]}, K)")  # fmt: skip
     if rcond is not None and (isinstance(rcond, bool) or not isinstance(rcond, (int, float))):
         raise TypeError(f"linalg.lstsq: rcond={rcond!r}; expected a number or None")
     x, residuals, rank, s = bind(TABLE["linalg.lstsq"], (a, b), {"rcond": None if rcond is None else float(rcond)})
@@ -107,9 +108,9 @@ def cond(x: Any, p: Any = None) -> Any:
     if p not in _CONDS:
         raise ValueError(f"linalg.cond: p={p!r}; expected one of None, 1, -1, 2, -2, inf, -inf, 'fro', 'nuc'")
     if x.ndim < 2:
-        raise ValueError(f"linalg.cond: the array has shape {x.shape}; it needs at least 2 dimensions")
+        raise LinAlgError(f"linalg.cond: the array has shape {x.shape}; it needs at least 2 dimensions")
     if p not in (None, 2, -2) and x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"linalg.cond: p={p!r} needs square matrices; these are {x.shape[-2:]} (p=None works for any)")
+        raise LinAlgError(f"linalg.cond: p={p!r} needs square matrices; these are {x.shape[-2:]} (p=None works for any)")
     return bind(TABLE["linalg.cond"], (x,), {"p": p})
 
 
@@ -132,7 +133,7 @@ define("linalg.eigvals", lambda t: torch.linalg.eigvals(t), _eig_dtype, work=_ma
 def _square(op: str, x: Any) -> Any:
     x = _array_like(x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"linalg.{op}: the array has shape {x.shape}; it needs square matrices (..., n, n)")
+        raise LinAlgError(f"linalg.{op}: the array has shape {x.shape}; it needs square matrices (..., n, n)")
     return x
 
 

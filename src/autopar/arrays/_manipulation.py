@@ -145,6 +145,9 @@ def flip(x: Any, /, axis: Any = None) -> Any:
 def reshape_shape(op: str, shape: Shape, new: Any) -> Shape:
     if isinstance(new, int) and not isinstance(new, bool):
         new = (new,)
+    if type(new) is tuple and all(type(s) is int for s in new):  # the common spelling: as is
+        if -1 not in new and math.prod(new) == math.prod(shape) and min(new, default=0) >= 0:
+            return new
     try:
         new = tuple(int(s.__index__()) for s in new)
     except (AttributeError, TypeError):
@@ -175,6 +178,11 @@ def reshape(x: Any, /, shape: Any, order: str = "C", *, copy: bool | None = None
         return permute_dims(reshape(permute_dims(x, _reversed(x.ndim)), new[::-1], copy=copy), _reversed(len(new)))
     _order("reshape", order)
     new = reshape_shape("reshape", x.shape, shape)
+    if copy is not True and x._view is None and x._ag is None and x._storage.contiguous:
+        # a whole C-contiguous storage, nothing to record: the view at once (what derive would give)
+        storage = x._storage
+        view = None if new == storage.shape else _views.View(0, new, _views.c_strides(new))
+        return _array.make(new, x._dtype, x.device, storage, view)
     if copy is not True:
         if _views.reshape(_views.layout(x._storage, x._view), new) is not None:
             return _view(x, lambda v: _views.reshape(v, new))  # type: ignore[arg-type,return-value]

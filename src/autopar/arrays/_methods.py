@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from autopar import _gc
 from autopar.arrays import _copy, _dtypes, _keywords  # noqa: F401  (_keywords registers the ufunc keywords)
 from autopar.arrays import _creation as _cr
 from autopar.arrays import _elementwise as _ew
@@ -150,11 +151,29 @@ class Methods:
 
     @property
     def real(self) -> Any:
+        """The real part: of a real array, a view of it (writes reach it, as NumPy's); of a complex one, a
+        new array -- autopar's views keep their dtype, so set the part with ``z.real = v``."""
+        if self._dtype.kind != "c":  # type: ignore[attr-defined]
+            return self[...]  # type: ignore[index]
         return _ew.call("real", self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        if self._dtype.kind != "c":  # type: ignore[attr-defined]
+            self[...] = value  # type: ignore[index]
+        else:
+            self[...] = _ew.call("add", value, _ew.call("multiply", self.imag, 1j))  # type: ignore[index]
 
     @property
     def imag(self) -> Any:
         return _ew.call("imag", self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        if self._dtype.kind != "c":  # type: ignore[attr-defined]
+            raise TypeError(f"imag: an array of dtype {self._dtype.name} has no imaginary part to set; "  # type: ignore[attr-defined]
+                            "make it complex first: x = x.astype('complex128')")  # fmt: skip
+        self[...] = _ew.call("add", self.real, _ew.call("multiply", value, 1j))  # type: ignore[index]
 
     def maximum(self, other: Any) -> Any:
         return _ew.call("maximum", self, other)
@@ -377,3 +396,5 @@ def attach(cls: type, *mixins: type) -> None:
 
 
 attach(NDArray, Operators, GradMethods, Methods, NumpyMethods)
+# The array layer is loaded, torch with it: its objects leave Python's collections (autopar/_gc.py's note).
+_gc.freeze_once()

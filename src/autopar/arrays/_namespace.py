@@ -35,7 +35,8 @@ from autopar.arrays._functional import (  # noqa: F401
     ndindex,
     piecewise,
 )
-from autopar.arrays._index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
+from autopar.arrays._index_tricks import broadcast, c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
+from autopar.arrays._numpy_methods import flatiter  # noqa: F401
 from autopar.arrays._insert import insert  # noqa: F401
 from autopar.arrays._keys import ix_, lexsort  # noqa: F401
 from autopar.arrays._numeric_misc import (  # noqa: F401

@@ -244,12 +244,21 @@ def cr_where(cond: Any, x: Any, y: Any) -> Any:
     return where(cond, x, y)
 
 
+def _nan_extreme(reduce: Any, a: Any, fill: float, axis: Any, keepdims: bool) -> Any:
+    """max/min ignoring NaNs; nan where every value is NaN, as NumPy's (not the fill)."""
+    a = man._array_like(a)
+    r = reduce(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    if a.dtype.kind not in "fc":
+        return r
+    return cr_where(red.all(call("isnan", a), axis=axis, keepdims=keepdims), math.nan, r)
+
+
 def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return red.max(_nan_fill(a, -math.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(red.max, a, -math.inf, axis, keepdims)
 
 
 def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return red.min(_nan_fill(a, math.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(red.min, a, math.inf, axis, keepdims)
 
 
 def nanprod(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -438,6 +447,8 @@ def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> Any:
     """Counts of each value of a non-negative integer array, or sums of ``weights`` (float64, as NumPy)
     per value; its length depends on the data: waits."""
     x = man._array_like(x)
+    if x.dtype.kind == "b":  # NumPy counts a mask as 0s and 1s
+        x = x.astype(_dtypes.int64)
     _dtypes.check_category("bincount", x.dtype, "integer")
     if weights is None:
         return bind(TABLE["bincount"], (x,), {"minlength": int(minlength)})

@@ -247,9 +247,10 @@ def compress(condition: Any, a: Any, axis: Any = None) -> Any:
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Any:
-    """NumPy's ``digitize``; decreasing ``bins`` given as host data are searched reversed, as NumPy
-    does (an autopar array of bins is taken to increase: checking would read it)."""
-    from autopar.arrays._searching import searchsorted
+    """NumPy's ``digitize``; decreasing ``bins`` are searched reversed, as NumPy does. Host bins are
+    checked here; for an autopar array of bins (which is not read) both searches are made and
+    ``bins[0] > bins[-1]`` picks one -- for monotonic bins, the same test as NumPy's."""
+    from autopar.arrays._searching import searchsorted, where
 
     side = "left" if right else "right"
     if type(bins) is not NDArray:
@@ -259,6 +260,13 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Any:
             raise ValueError(f"digitize: bins must be 1-D and monotonically increasing or decreasing; got {bins!r}")
         if edges.size > 1 and (steps <= 0).all() and (steps < 0).any():
             return len(edges) - searchsorted(edges[::-1].copy(), x, side=side)
+    elif bins.ndim != 1:
+        raise ValueError(f"digitize: bins must be 1-D and monotonically increasing or decreasing; got shape "
+                         f"{tuple(bins.shape)}")
+    elif bins.shape[0] > 1:
+        up = searchsorted(bins, x, side=side)
+        down = bins.shape[0] - searchsorted(bins[::-1], x, side=side)
+        return where(bins[0] > bins[-1], down, up)
     return searchsorted(bins, x, side=side)
 
 

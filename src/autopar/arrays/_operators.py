@@ -71,6 +71,18 @@ def _inplace(name: str) -> Callable[[Any, Any], Any]:
     return op
 
 
+def _checked_power(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``x ** n``: an integer array to a negative int power raises at the call, as NumPy's does."""
+
+    def power(self: Any, other: Any) -> Any:
+        if type(other) is int and other < 0:
+            _ew.check_power(self, other)
+        return op(self, other)
+
+    power.__name__ = power.__qualname__ = op.__name__
+    return power
+
+
 class Operators:
     """Mixed into NDArray (attached by ``_methods.attach``): the operators."""
 
@@ -112,9 +124,9 @@ class Operators:
     __mod__ = _binary("remainder")
     __rmod__ = _reflected("remainder")
     __imod__ = _inplace("remainder")
-    __pow__ = _binary("pow")
+    __pow__ = _checked_power(_binary("pow"))
     __rpow__ = _reflected("pow")
-    __ipow__ = _inplace("pow")
+    __ipow__ = _checked_power(_inplace("pow"))
     __and__ = _binary("bitwise_and")
     __rand__ = _reflected("bitwise_and")
     __iand__ = _inplace("bitwise_and")

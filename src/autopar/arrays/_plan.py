@@ -122,11 +122,15 @@ class Plan:
         self.one_thread = self.small and work > THREADED_WORK
         # The dispatcher's lean paths (its module note): an elementwise kernel that takes a Python number
         # in place of a tensor, on two operands -- x + y (ARRAYS), x + 1 (ARRAY_NUMBER), 1 - x (NUMBER_ARRAY:
-        # only for torch's own kernels, which take the number as a 0-d tensor of their dtype).
+        # only for torch's own kernels, which take the number as a 0-d tensor of their dtype) -- and torch's
+        # own elementwise kernels of two arrays that answer a new tensor (maximum(x, y): ARRAYS too).
         builtin = isinstance(entry.kernel, types.BuiltinFunctionType)
         exact_number = builtin and len(kernel) == 2 and kernel[1] is kernel[0] and kernel[0] not in _WIDENED
         self.lean = NONE
-        if len(args) == 2 and entry.scalars and entry.nout == 1 and not static:
+        if (len(args) == 2 and self.arrays == (0, 1) and entry.elementwise and not entry.scalars and builtin
+                and entry.nout == 1 and not static and not entry.data_dependent and _fresh_result(entry, kernel)):
+            self.lean = ARRAYS
+        elif len(args) == 2 and entry.scalars and entry.nout == 1 and not static:
             if self.arrays == (0, 1):
                 self.lean = ARRAYS
             elif self.arrays == (0,):
@@ -147,7 +151,7 @@ class Plan:
         ) and _result_dtype(entry, kernel) is outs[0].torch  # fmt: skip
         # x += y, x += 1 into the first operand: torch's in-place kernel may write it, no cast
         self.inplace: Any = None  # torch's in-place method of the kernel (``torch.Tensor.add_``)
-        if self.lean in (ARRAYS, ARRAY_NUMBER) and builtin and outs[0] is args[0]._dtype \
+        if self.lean in (ARRAYS, ARRAY_NUMBER) and entry.scalars and builtin and outs[0] is args[0]._dtype \
                 and kernel[0] is args[0]._dtype.torch and self.out_shapes[0] == self.in_shapes[0]:
             self.inplace = getattr(torch.Tensor, f"{entry.kernel.__name__}_", None)
         self.number: tuple[Any, Any] | None = None  # (the last Python number seen, its 0-d tensor or None)
@@ -183,14 +187,18 @@ class Plan:
 
 
 def _fresh_result(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> bool:
-    """Whether ``entry``'s kernel answers a new tensor, not its input or a view of it (``torch.positive``
-    answers its input)."""
-    t = torch.ones((), dtype=kernel_dtypes[0])
+    """Whether ``entry``'s kernel answers a new contiguous tensor, not an input or a view of one
+    (``torch.positive`` answers its input)."""
+    inputs = [torch.ones((2,), dtype=d) for d in kernel_dtypes]
     try:
-        out = entry.kernel(t)
+        out = entry.kernel(*inputs)
     except Exception:  # noqa: BLE001 - no answer: the general path, which copies what aliases
         return False
-    return isinstance(out, torch.Tensor) and out is not t and not out._is_view()
+    return isinstance(out, torch.Tensor) and not _among(out, inputs) and not out._is_view() and out.is_contiguous()
+
+
+def _among(t: torch.Tensor, inputs: list[torch.Tensor]) -> bool:
+    return any(t is i for i in inputs)
 
 
 def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:

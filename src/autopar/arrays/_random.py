@@ -152,6 +152,19 @@ def _float_dtype(name: str, dtype: Any) -> DType:
     return d
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _arrays_draw(draw: str, op: str, a: Any, b: Any, size: Any, dtype: Any, device: Any, ctx: Any) -> Any:
+    """A draw with array parameters: ``_draws``' (which broadcasts them) from the device generator."""
+    from autopar.arrays import _draws
+    from autopar.arrays._generator import _GLOBAL
+
+    dev = device if device is not None else ctx
+    return getattr(_draws, draw)(_GLOBAL, op, a, b, size, dtype, dev)
+
+
 def _number(name: str, what: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"random.{name}: {what}={value!r}: expected a number (arrays of parameters are not supported)")
@@ -160,7 +173,10 @@ def _number(name: str, what: str, value: Any) -> float:
 
 def uniform(low: float = 0.0, high: float = 1.0, size: Any = None, device: Any = None, ctx: Any = None,
             dtype: Any = None) -> NDArray:  # fmt: skip
-    """Samples from ``[low, high)``; ``size`` is the shape (a scalar array if None)."""
+    """Samples from ``[low, high)``; ``size`` is the shape (a scalar array if None). Array bounds
+    broadcast, as NumPy's (the draws of ``_draws``, from this device generator)."""
+    if not (_is_number(low) and _is_number(high)):
+        return _arrays_draw("uniform_draw", "random.uniform", low, high, size, dtype, device, ctx)
     lo, hi = _number("uniform", "low", low), _number("uniform", "high", high)
     if hi < lo:
         raise ValueError(f"random.uniform: high={high} is below low={low}")
@@ -169,7 +185,10 @@ def uniform(low: float = 0.0, high: float = 1.0, size: Any = None, device: Any =
 
 def normal(loc: float = 0.0, scale: float = 1.0, size: Any = None, device: Any = None, ctx: Any = None,
            dtype: Any = None) -> NDArray:  # fmt: skip
-    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale``."""
+    """Samples from a normal distribution with mean ``loc`` and standard deviation ``scale`` (arrays of them
+    broadcast, as NumPy's)."""
+    if not (_is_number(loc) and _is_number(scale)):
+        return _arrays_draw("normal_draw", "random.normal", loc, scale, size, dtype, device, ctx)
     mu, sigma = _number("normal", "loc", loc), _number("normal", "scale", scale)
     if sigma < 0:
         raise ValueError(f"random.normal: scale={scale} must be >= 0")

@@ -257,21 +257,54 @@ def unique_all(x: Any, /) -> UniqueAllResult:
 
 
 def unique(x: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: Any = None) -> Any:  # fmt: skip
-    """NumPy's ``unique`` (flattened; ``axis`` is not supported). Waits for ``x``."""
+           axis: Any = None, *, equal_nan: bool = True) -> Any:  # fmt: skip
+    """NumPy's ``unique`` (flattened; ``axis`` is not supported). Waits for ``x``. ``equal_nan``: all NaNs
+    are one value, NumPy 2's default (the standard's ``unique_*`` keep each)."""
     if axis is not None:
         raise ValueError("unique: axis= is not supported; unique works on the flattened array")
+    x = _array_like(x)
+    collapse = equal_nan and x._dtype.kind == "f"
     if not (return_index or return_inverse or return_counts):
-        return unique_values(x)
+        values = unique_values(x)
+        nans = _nans(values) if collapse else 0
+        return values[: values.shape[0] - nans + 1] if nans > 1 else values
     res = unique_all(x)
-    out = [res.values]
+    values, indices, inverse, counts = res.values, res.indices, res.inverse_indices.reshape(-1), res.counts
+    if collapse:
+        values, indices, inverse, counts = _one_nan(values, indices, inverse, counts)
+    out = [values]
     if return_index:
-        out.append(res.indices)
+        out.append(indices)
     if return_inverse:
-        out.append(res.inverse_indices.reshape(-1))
+        out.append(inverse)
     if return_counts:
-        out.append(res.counts)
-    return tuple(out)
+        out.append(counts)
+    return values if len(out) == 1 else tuple(out)
+
+
+def _one_nan(values: Any, indices: Any, inverse: Any, counts: Any) -> tuple[Any, Any, Any, Any]:
+    """The NaNs (sorted last, one entry each) as one entry: its first index, their total count."""
+    from autopar.arrays._elementwise import call
+    from autopar.arrays._manipulation import concat
+    from autopar.arrays._reductions import min as min_
+    from autopar.arrays._reductions import sum as sum_
+
+    nans = _nans(values)
+    if nans <= 1:
+        return values, indices, inverse, counts
+    keep = values.shape[0] - nans + 1
+    last = keep - 1
+    indices = concat([indices[:last], min_(indices[last:], keepdims=True)])
+    counts = concat([counts[:last], sum_(counts[last:], keepdims=True)])
+    return values[:keep], indices, call("minimum", inverse, last), counts
+
+
+def _nans(values: Any) -> int:
+    """How many NaNs unique's sorted values end with (read: unique has waited for its shape already)."""
+    from autopar.arrays._elementwise import call
+    from autopar.arrays._reductions import sum as sum_
+
+    return int(sum_(call("isnan", values)).item())
 
 
 from autopar.arrays import _array  # noqa: E402

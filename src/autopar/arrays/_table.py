@@ -59,6 +59,11 @@ An op is an :class:`OpDef` in ``TABLE``, registered once by name (JAX's
     The kernel takes a Python number in place of any tensor operand after the
     first (``torch.add(t, 1)``); otherwise numbers reach it as 0-d CPU
     tensors, which torch mixes with CUDA tensors without a device sync.
+``elementwise``
+    An elementwise op whose operands broadcast (``_elementwise._ew``): with a
+    torch kernel that answers a new tensor, ``f(x, y)`` on two arrays takes
+    the dispatcher's lean path even without ``scalars`` (``maximum``,
+    ``logical_and``).
 
 In-place forms (``x += y``, ``add_``) are not separate kernels: the dispatcher
 runs the out-of-place kernel and writes its result through the target's view
@@ -107,6 +112,7 @@ class OpDef:
     data_dependent: bool = False
     scalars: bool = False
     kernel_dtype: str = "compute"
+    elementwise: bool = False
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"

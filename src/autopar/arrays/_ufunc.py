@@ -119,16 +119,23 @@ def _at(t: torch.Tensor, b: torch.Tensor, *idx: torch.Tensor, key: tuple[Any, ..
     out = t.clone(memory_format=torch.contiguous_format)
     if boolean:
         out, b = out.to(torch.uint8), b.to(torch.uint8)
-    positions = torch.arange(t.numel(), device=t.device).reshape(t.shape)
-    k, numpy_shape, torch_shape = _torch_key(key, idx, positions)
-    picked = positions[k]
-    if numpy_shape is not None and numpy_shape != torch_shape:
-        picked = picked.reshape(numpy_shape)
+    if t.dim() == 1 and key == (("a", 0),) and idx[0].dtype is not torch.bool:  # a[indices]: the positions themselves
+        picked = torch.where(idx[0] < 0, idx[0] + t.shape[0], idx[0])
+    else:  # any key: the flat positions it picks, by indexing arange(a.size) with it
+        positions = torch.arange(t.numel(), device=t.device).reshape(t.shape)
+        k, numpy_shape, torch_shape = _torch_key(key, idx, positions)
+        picked = positions[k]
+        if numpy_shape is not None and numpy_shape != torch_shape:
+            picked = picked.reshape(numpy_shape)
     values = b.to(out.dtype)
     if values.device != out.device:  # a Python number, as a 0-d CPU tensor
         values = torch.full((), values.item(), dtype=out.dtype, device=out.device)
-    values = torch.broadcast_to(values, picked.shape).reshape(-1)
-    flat, where = out.view(-1), picked.reshape(-1)
+    where = picked.reshape(-1)
+    if values.dim() == 0:  # a number: one value seen at every position, no copy
+        values = values.expand(where.shape)
+    else:
+        values = torch.broadcast_to(values, picked.shape).reshape(-1)
+    flat = out.view(-1)
     if ufunc == "subtract":
         values = -values
     if _AT[ufunc] == "sum":

@@ -37,6 +37,7 @@ import torch
 
 from autopar import engine
 from autopar.arrays._dtypes import DType, numpy_mode
+from autopar.engine._var import _var_ids
 
 Shape = tuple[int, ...]
 
@@ -48,6 +49,17 @@ def c_strides(shape: Shape) -> Shape:
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def note_tensor(t: torch.Tensor) -> None:
+    """A tensor from outside autopar's kernels is kept (``from_torch``, ``asarray``, a user function's result).
+    One of a torch.Tensor subclass may run Python code in every kernel it meets (``__torch_function__``): from
+    then on no kernel runs under the engine lock (``engine/_bulk.py``'s pure ops; ``_dispatch``'s lean paths)."""
+    if type(t) is not torch.Tensor:
+        engine.forbid_pure_kernels()
+
+
+_new = object.__new__
 
 
 class Storage(engine.Var):
@@ -83,8 +95,34 @@ class Storage(engine.Var):
         self.shape = shape
         self.dtype = dtype
         self.device = device  # an autopar Device
-        self._strides: Shape | None = None if tensor is None else tuple(tensor.stride())
+        self._strides: Shape | None = None
+        if tensor is not None:
+            self._strides = tuple(tensor.stride())
+            note_tensor(tensor)
         self.contiguous = tensor is None or tensor.is_contiguous()  # ops store contiguous tensors
+
+    @classmethod
+    def fresh(cls, shape: Shape, dtype: DType, device: Any) -> Storage:
+        """``Storage(shape, dtype, device)`` -- a new result's storage, no tensor yet -- without the two
+        ``__init__`` frames: every op makes one, and this is about 90 ns less. It sets the fields of
+        ``Var.__init__`` and of ``__init__`` with the same values (a test compares them)."""
+        s = _new(cls)
+        s.id = next(_var_ids)
+        s._name = None
+        s.version = 0
+        s.failure = None
+        s._reading = 0
+        s._writing = False
+        s._queue = None
+        s._writes_pushed = 0
+        s.tensor = None
+        s.lane = "compute"
+        s.shape = shape
+        s.dtype = dtype
+        s.device = device
+        s._strides = None
+        s.contiguous = True
+        return s
 
     @property
     def var(self) -> engine.Var:

@@ -55,8 +55,10 @@ from autopar.arrays._generator import (
     standard_normal,
     standard_t,
     triangular,
+    vonmises,
     wald,
     weibull,
+    zipf,
 )
 
 __all__ = [
@@ -65,5 +67,5 @@ __all__ = [
     "multivariate_normal", "negative_binomial", "noncentral_chisquare", "noncentral_f", "normal", "pareto",
     "permutation", "poisson", "power", "rand", "randint", "randn", "random", "random_integers", "random_sample",
     "ranf", "rayleigh", "sample", "seed", "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma",
-    "standard_normal", "standard_t", "triangular", "uniform", "wald", "weibull",
+    "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf",
 ]  # fmt: skip

@@ -4,6 +4,9 @@
   against torch eager and NumPy (target: at most 2x torch eager);
 - ``x + 1`` on one element with 20,000 results held, per op, against torch
   eager (target: at most 2x);
+- calls off the operators' lean paths (a reduction, a small product, a
+  transposed operand, an elementwise function of two arrays), each against
+  torch eager;
 - ``exp`` of 10,000 float64 with a busy process on another core, against
   NumPy and torch on one intra-op thread (small ops must not pay intra-op
   thread wake-ups);
@@ -142,6 +145,45 @@ def held_results(n: int = 20_000, repeats: int = 7) -> list[Figure]:
     ours()
     runs, (t,) = _paired(repeats, ours, with_torch)
     return [_ratio_figure(f"eager x + 1, {n:,} results held", runs, t, "torch eager", TARGET_RATIO)]
+
+
+# -- ops off the lean paths ---------------------------------------------------------------------------
+
+
+def general_ops(n: int = 5000, repeats: int = 5) -> list[Figure]:
+    """Calls that take the dispatcher's general path or a function's lean path, us per call on small
+    arrays (results dropped), each against the same call in torch eager: a reduction, a small product, a
+    transposed operand, and an elementwise function of two arrays."""
+    import torch
+
+    import autopar as ap
+
+    x, y = ap.ones(1024), ap.ones((32, 32))
+    tx, ty = torch.ones(1024), torch.ones((32, 32))
+    calls = [
+        ("sum(x), 1,024 float32", lambda: ap.sum(x), lambda: torch.sum(tx)),
+        ("y @ y, 32x32 float32", lambda: y @ y, lambda: ty @ ty),
+        ("y.T + y, 32x32 float32", lambda: y.T + y, lambda: ty.T + ty),
+        ("maximum(x, x), 1,024 float32", lambda: ap.maximum(x, x), lambda: torch.maximum(tx, tx)),
+    ]
+    figures = []
+    for name, ours_call, torch_call in calls:
+
+        def timed(call: Callable[[], Any]) -> tuple[float, float]:
+            start = _clocks()
+            for _ in range(n):
+                call()
+            return _since(start, n)
+
+        def ours(call: Callable[[], Any] = ours_call) -> tuple[float, float]:
+            spent = timed(call)
+            ap.waitall()
+            return spent
+
+        ours()
+        runs, (t,) = _paired(repeats, ours, lambda call=torch_call: timed(call))  # type: ignore[misc]
+        figures.append(_ratio_figure(f"eager {name}", runs, t, "torch eager", None))
+    return figures
 
 
 # -- a small op with other work running ----------------------------------------------------------------
@@ -328,5 +370,5 @@ def run(quick: bool = False) -> list[Figure]:
     """Every figure above; ``quick``: shorter runs, and neither the LeNet step nor the first epoch (fresh
     processes: seconds each)."""
     if quick:
-        return update_loop(500, 2) + held_results(2000, 2) + small_under_load(100, 1)
-    return update_loop() + held_results() + small_under_load() + lenet_step() + first_epoch()
+        return update_loop(500, 2) + held_results(2000, 2) + general_ops(500, 2) + small_under_load(100, 1)
+    return update_loop() + held_results() + general_ops() + small_under_load() + lenet_step() + first_epoch()

@@ -23,7 +23,7 @@ def settings_problem() -> str | None:
     from autopar import _config
 
     for read in (_config.engine_name, _config.cpu_devices, _config.max_pending, _config.exit_timeout,
-                 _config.default_dtype, _config.capture_traces):  # fmt: skip
+                 _config.default_dtype, _config.capture_traces, _config.gc_freeze):  # fmt: skip
         try:
             read()
         except ValueError as error:

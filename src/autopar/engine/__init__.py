@@ -29,7 +29,7 @@ from autopar import _config
 from autopar.devices import Device
 from autopar.devices import _device as _devices
 from autopar.devices import _threads as _device_threads
-from autopar.engine import _failures, _hooks, _ki, _run
+from autopar.engine import _bulk, _failures, _hooks, _ki, _run
 from autopar.engine._hooks import Listener, add_listener, remove_listener
 from autopar.engine._naive import NaiveEngine
 from autopar.engine._op import Completion, Op, OpState
@@ -203,6 +203,12 @@ def synchronize(device: Any = None) -> None:
     """
     dev = None if device is None else Device(device)
     current_engine().synchronize(dev)
+
+
+def forbid_pure_kernels() -> None:
+    """From now on no small op runs under the engine lock, whatever its caller promised (``_bulk.py``'s
+    note on *pure* ops): the array layer calls this once a kernel may run Python code."""
+    _bulk.pure_allowed = False
 
 
 def pending() -> int:

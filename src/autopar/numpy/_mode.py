@@ -37,13 +37,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from autopar.arrays._dtypes import DType, numpy_mode
-
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
 
 
 def in_numpy_mode(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
     """``fn`` called with this thread in NumPy mode (module note); ``name``: NumPy's (``linalg.svd``)."""
+    from autopar.arrays._dtypes import numpy_mode  # here, not at import: importing autopar.numpy needs no torch
+
     qualname = str(name or getattr(fn, "__name__", "function"))
 
     @functools.wraps(fn)
@@ -95,6 +95,8 @@ class ModeProxy:
 
 def serve(value: Any, name: str | None = None) -> Any:
     """``value`` as ``autopar.numpy`` serves it: functions in NumPy mode, other things as they are."""
+    from autopar.arrays._dtypes import DType
+
     if hasattr(value, "_numpy_mode_variant"):  # classes (poly1d, random.Generator) and index objects (r_, mgrid)
         return value._numpy_mode_variant()
     if isinstance(value, (type, types.ModuleType, DType)) or not callable(value):
