@@ -262,7 +262,7 @@ def linspace(start: Any, stop: Any, /, num: int = 50, *, dtype: Any = None, devi
         raise ValueError(f"linspace: num={num!r} must be an int >= 0")
     if _linspaced.is_array(start) or _linspaced.is_array(stop):  # linspace(x.min(), x.max(), n): _linspaced
         return _linspaced.linspace(start, stop, num, endpoint, dtype, _place(device, ctx, "linspace")
-                                   if device is not None or ctx is not None else None)  # fmt: skip
+                                   if device is not None or ctx is not None else None, asarray)  # fmt: skip
     complex_ = isinstance(start, complex) or isinstance(stop, complex)
     d = (_dtypes.default_complex() if complex_ else _dtypes.default_float()) if dtype is None else _dtypes.as_dtype(dtype)
     dev = _place(device, ctx, "linspace")
@@ -464,4 +464,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> N
 
 _dtypes._asarray = asarray
 
-from autopar.arrays import _linspaced  # noqa: E402  (linspace between arrays; it imports this module's names late)
+from autopar.arrays import _linspaced  # noqa: E402  (linspace between arrays)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from autopar.arrays import _draws as dr
+from autopar.arrays import _random
 from autopar.arrays._array import NDArray
 from autopar.arrays._distributions_api import Distributions
 from autopar.arrays._dtypes import in_mode, numpy_mode
@@ -178,6 +179,8 @@ def default_rng(seed: Any = None, *, device: Any = None) -> Generator:
 # -- legacy module-level draws (the device's global generator, seeded by random.seed) ---------------
 
 _GLOBAL = dr.Source(None, 0, None)
+# The legacy functions' draws with array parameters (normal(mu_array, sigma), uniform(low, high_array)).
+_random.ARRAY_DRAWS.update({name: functools.partial(getattr(dr, name), _GLOBAL) for name in ("normal_draw", "uniform_draw")})
 
 
 def standard_normal(size: Any = None, *, dtype: Any = None, device: Any = None) -> Any:

@@ -18,6 +18,7 @@ float for integer endpoints).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,10 +70,10 @@ def is_array(v: Any) -> bool:
     return not isinstance(v, (*_NUMBERS, np.generic))
 
 
-def linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any, device: Any) -> NDArray:
-    """``linspace`` with an array endpoint (module note); ``num`` checked by the caller."""
-    from autopar.arrays._creation import asarray
-
+def linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any, device: Any,
+             asarray: Callable[..., NDArray]) -> NDArray:  # fmt: skip
+    """``linspace`` with an array endpoint (module note); ``num`` checked by the caller, whose ``asarray``
+    (``_creation``'s: this module sits below it) makes arrays of array-like endpoints."""
     like = next((v for v in (start, stop) if type(v) is NDArray), None)
     dev = device if device is not None else (like.device if like is not None else None)
     ends = [v if type(v) is NDArray else asarray(v, device=dev) if is_array(v) else v for v in (start, stop)]

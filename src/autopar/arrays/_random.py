@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -156,13 +157,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _arrays_draw(draw: str, op: str, a: Any, b: Any, size: Any, dtype: Any, device: Any, ctx: Any) -> Any:
-    """A draw with array parameters: ``_draws``' (which broadcasts them) from the device generator."""
-    from autopar.arrays import _draws
-    from autopar.arrays._generator import _GLOBAL
+# Draws with array parameters: ``_draws``' (which broadcasts them) from the device generator. They live
+# above this module (``_draws`` and ``_generator`` import it), so ``_generator`` registers them here.
+ARRAY_DRAWS: dict[str, Callable[..., Any]] = {}
 
+
+def _arrays_draw(draw: str, op: str, a: Any, b: Any, size: Any, dtype: Any, device: Any, ctx: Any) -> Any:
+    """A draw with array parameters (``ARRAY_DRAWS``)."""
     dev = device if device is not None else ctx
-    return getattr(_draws, draw)(_GLOBAL, op, a, b, size, dtype, dev)
+    return ARRAY_DRAWS[draw](op, a, b, size, dtype, dev)
 
 
 def _number(name: str, what: str, value: Any) -> float:
