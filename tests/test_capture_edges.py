@@ -236,3 +236,18 @@ def test_arrays_made_in_numpy_mode_keep_numpy_rules_through_a_capture() -> None:
     x = anp.arange(3)
     for result in (g(x), g(x)):  # traced, replayed: a result made in NumPy mode keeps its rules
         assert (result * 0.5).dtype == ap.float64
+
+
+def test_an_input_already_failed_fails_only_what_depends_on_it_as_step_by_step() -> None:
+    """Step by step, ``y * 2`` of a good ``y`` is good though ``x`` failed; one captured op reading both
+    would fail both, so a call whose input has a failure recorded runs step by step (and traces nothing)."""
+    captured = ap.capture(lambda x, y: (x + 1, y * 2), mode="replay")
+    captured(ap.ones(2), ap.ones(2))
+    bad = ap.call(_explode, ap.zeros(2), shape=(2,))
+    with pytest.raises(Broken, match="bad input"):
+        bad.numpy()  # the failure is recorded before the call
+    failed, good = captured(bad, ap.ones(2))
+    assert good.tolist() == [2.0, 2.0]
+    with pytest.raises(Broken, match="bad input"):
+        failed.numpy()
+    assert captured.traced == 1 and captured(ap.ones(2), ap.ones(2))[1].tolist() == [2.0, 2.0]

@@ -25,7 +25,7 @@ from typing import Any
 
 from autopar import _config
 from autopar._capture._closure import closed_over
-from autopar._capture._program import STALE, Program
+from autopar._capture._program import FAILED, STALE, Program
 from autopar._capture._trace import Tracer
 from autopar.arrays import _autograd, _dtypes, _interpreters
 from autopar.arrays._array import NDArray
@@ -145,6 +145,8 @@ class Captured:
                 self._traces.move_to_end(key)
         if program is not None:
             results = program.run(arrays)
+            if results is FAILED:  # an input already failed: step by step, so only what depends on it fails
+                return _without_records(self.fn(*args, **kwargs), self.name)
             if results is not STALE:
                 return _rebuild(program.outputs, results)
             with self._lock:
@@ -175,10 +177,17 @@ class Captured:
             while len(self._traces) > self.max_traces:
                 self._traces.popitem(last=False)
             self.traced += 1
-        if not any(r._ag is not None and type(r._ag) is not Leaf for r in returned):
-            return out
-        # the results carry no gradient record, this call's as every later call's (the contract)
-        return _rebuild(spec, [r.detach() if r._ag is not None and type(r._ag) is not Leaf else r for r in returned])
+        return _without_records(out, self.name)
+
+
+def _without_records(out: Any, name: str) -> Any:
+    """``out`` with its arrays' gradient records dropped: a captured call's results carry none, whichever
+    way it ran (the contract)."""
+    returned: list[NDArray] = []
+    spec = _flatten(out, returned, name)
+    if not any(r._ag is not None and type(r._ag) is not Leaf for r in returned):
+        return out
+    return _rebuild(spec, [r.detach() if r._ag is not None and type(r._ag) is not Leaf else r for r in returned])
 
 
 def capture(fn: Callable[..., Any] | None = None, *, mode: str = "auto", max_traces: int | None = None) -> Any:

@@ -27,6 +27,7 @@ from autopar.arrays._views import NumpyStorage, Storage
 from autopar.engine._group import atomic
 
 STALE = object()  # a call whose leaves' .grad changed layout, or whose arguments alias closed-over arrays otherwise than at the trace: trace again
+FAILED = object()  # a call that would read an array already failed: run step by step (``Program.run``)
 
 
 def _view_key(view: Any) -> Any:
@@ -55,6 +56,7 @@ class Program:
         self.out_arrays = out_arrays  # per returned array: ("arg", position) or ("slot", Operand)
         returned = {o.slot for kind, o in out_arrays if kind == "slot" and self.slots[o.slot].kind == INTERNAL}
         self.segments: list[Segment] = split(name, self.slots, self.steps, returned)
+        self.read_slots = sorted({r for seg in self.segments for r in seg.reads})
         self.kernels = sum(1 for s in self.steps if type(s) is KernelStep)
         self.calls = 0
         self.externals = [s for s in self.slots if s.kind != INTERNAL]
@@ -177,6 +179,12 @@ class Program:
         if storages is STALE:
             return STALE
         assert isinstance(storages, list)
+        for r in self.read_slots:
+            # A failed read would fail every array the segment writes; step by step, only what depends on
+            # it fails. A failure already recorded is seen here, and the call runs step by step; one
+            # recorded later (its op still pending) fails the segment's writes (the guide says so).
+            if storages[r].failure is not None:
+                return FAILED
         self._push(storages)
         self.calls += 1
         results = []
@@ -220,4 +228,4 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
         storages[s].tensor = t.detach() if t.requires_grad else t
 
 
-__all__ = ["Program", "STALE"]
+__all__ = ["FAILED", "Program", "STALE"]
