@@ -47,3 +47,21 @@ def test_legacy_normal_and_uniform_take_array_parameters() -> None:
     u = numpy.asarray(np.random.uniform([0.0, 10.0], np.array([1.0, 110.0]), (20000, 2)))
     assert (u.min(axis=0) >= [0.0, 10.0]).all() and (u.max(axis=0) < [1.0, 110.0]).all()
     assert np.random.normal(np.zeros(3)).shape == (3,)  # size=None: the parameters' shape, as NumPy's
+
+
+def test_assigning_shape_reshapes_in_place_as_numpy_or_says_why_not() -> None:
+    """``x.shape = ...`` changed what ``.shape`` said but not the data's layout (ops then saw another
+    array than ``numpy()`` showed). Now as NumPy: the same data in the new shape, or an AttributeError."""
+    ours, theirs = np.arange(6.0), numpy.arange(6.0)
+    for shape in [(3, 2), (-1,), (2, 1, 3), 6]:
+        ours.shape = shape
+        theirs.shape = shape
+        assert ours.shape == theirs.shape
+        numpy.testing.assert_array_equal((ours + 1).numpy(), theirs + 1)
+        numpy.testing.assert_array_equal(ours.numpy(), theirs)
+    transposed = np.arange(6.0).reshape(2, 3).T
+    with pytest.raises(AttributeError, match="without a copy"):
+        transposed.shape = (6,)  # numpy.arange(6.).reshape(2, 3).T.shape = (6,) raises too
+    assert transposed.shape == (3, 2)
+    with pytest.raises(ValueError):
+        ours.shape = (4,)

@@ -17,6 +17,7 @@ the class derives from the attached classes (``_Attached``).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -52,17 +53,28 @@ class NDArray(_Attached):
     this class.
     """
 
-    __slots__ = ("_storage", "_view", "shape", "_dtype", "device", "_ag", "__weakref__")
+    __slots__ = ("_storage", "_view", "_shape", "_dtype", "device", "_ag", "__weakref__")
     __array_ufunc__ = None  # NumPy operators defer to ours: `numpy_array + x` is an autopar op
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
     _storage: _views.Storage
     _view: _views.View | None
-    shape: tuple[int, ...]
+    _shape: tuple[int, ...]
     _dtype: DType
     device: Device
     _ag: Any  # its gradient record (_autograd.Leaf or Edge), None if it does not require grad
+
+    if TYPE_CHECKING:
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @shape.setter
+        def shape(self, value: Any) -> None: ...
+
+    else:  # a C getter (a slot read through attrgetter): every op reads shapes; the setter is _methods'
+        shape = property(operator.attrgetter("_shape"), doc="The array's shape, a tuple of ints.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -251,7 +263,7 @@ class NDArray(_Attached):
         t = storage.tensor
         if t is not None:
             storage.settle(t)
-            self.shape = storage.shape
+            self._shape = storage.shape
 
 
 _numpy_mode = _dtypes.numpy_mode
@@ -273,7 +285,7 @@ def make(
     arr._storage = storage if storage is not None else \
         (_fresh_numpy if (_numpy_mode.on if npmode is None else npmode) else _fresh)(shape, dtype, device)
     arr._view = view
-    arr.shape = shape
+    arr._shape = shape
     arr._dtype = dtype
     arr.device = device
     arr._ag = None

@@ -264,7 +264,7 @@ def eager_bind_into(entry: OpDef, p: Plan, target: NDArray, args: Sequence[Any],
     if _autograd.used:
         _autograd.check_inplace(op, target, arrays)
     dev = same_device(op, [target, *arrays]) if device is None else device
-    if p.out_shapes[0] != target.shape and not _eager._broadcasts_to(p.out_shapes[0], target.shape):
+    if p.out_shapes[0] != target._shape and not _eager._broadcasts_to(p.out_shapes[0], target._shape):
         raise ValueError(f"{op}: a value of shape {p.out_shapes[0]} cannot be broadcast to the target's shape {target.shape}")
     if casting == "same_kind" and not _dtypes.can_cast_same_kind(p.out_dtypes[0], target._dtype):
         raise TypeError(
@@ -296,15 +296,15 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
         ta, tb = type(a), type(b)
         if ta is NDArray:
             if tb is NDArray:
-                key: Any = (entry, a._dtype, a.shape, b._dtype, b.shape, True) \
+                key: Any = (entry, a._dtype, a._shape, b._dtype, b._shape, True) \
                     if _numpy_mode.on or a._storage.npmode or b._storage.npmode else \
-                    (entry, a._dtype, a.shape, b._dtype, b.shape)
+                    (entry, a._dtype, a._shape, b._dtype, b._shape)
             else:
-                key = (entry, a._dtype, a.shape, tb, True) if _numpy_mode.on or a._storage.npmode else \
-                    (entry, a._dtype, a.shape, tb)
+                key = (entry, a._dtype, a._shape, tb, True) if _numpy_mode.on or a._storage.npmode else \
+                    (entry, a._dtype, a._shape, tb)
         else:
-            key = (entry, ta, b._dtype, b.shape, True) if _numpy_mode.on or b._storage.npmode else \
-                (entry, ta, b._dtype, b.shape)
+            key = (entry, ta, b._dtype, b._shape, True) if _numpy_mode.on or b._storage.npmode else \
+                (entry, ta, b._dtype, b._shape)
         p = _plans.get(key)
         if p is None or not p.lean or p.int_scalars:
             return bind(entry, (a, b))

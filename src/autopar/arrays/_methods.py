@@ -17,6 +17,7 @@ namespace, ``nn``, ``parallel``) imports this module first.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -396,5 +397,22 @@ def attach(cls: type, *mixins: type) -> None:
 
 
 attach(NDArray, Operators, GradMethods, Methods, NumpyMethods)
+
+
+def _set_shape(self: Any, value: Any) -> None:
+    """``x.shape = (3, 1)``, as NumPy: the same data seen in a new shape, never a copy."""
+    if self._ag is not None:
+        raise AttributeError(f"shape: this array has a gradient record; assigning shape {value!r} would lose it. "
+                             f"Use x = x.reshape({value!r})")
+    new = _man.reshape(self, value)
+    if new._storage is not self._storage:
+        raise AttributeError(f"shape: an array of shape {self._shape} cannot take shape {value!r} without a copy "
+                             f"(its elements are not laid out in that order); use x = x.reshape({value!r}), "
+                             "which copies")
+    self._view, self._shape = new._view, new._shape
+
+
+NDArray.shape = property(operator.attrgetter("_shape"), _set_shape,  # type: ignore[assignment]
+                         doc="The array's shape, a tuple of ints; assigning one reshapes in place, as NumPy.")
 # The array layer is loaded, torch with it: its objects leave Python's collections (autopar/_gc.py's note).
 _gc.freeze_once()

@@ -85,7 +85,7 @@ class Plan:
         for i, a in enumerate(args):
             if type(a) is NDArray:
                 dtypes.append(a._dtype)
-                shapes.append(a.shape)
+                shapes.append(a._shape)
                 continue
             if like is None:
                 d = _dtypes.infer_python(a)
@@ -245,16 +245,16 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
         if ta is NDArray:
             if tb is NDArray:
                 npmode = npmode or a._storage.npmode or b._storage.npmode
-                k2: Any = (entry, a._dtype, a.shape, b._dtype, b.shape, True) if npmode else \
-                    (entry, a._dtype, a.shape, b._dtype, b.shape)
+                k2: Any = (entry, a._dtype, a._shape, b._dtype, b._shape, True) if npmode else \
+                    (entry, a._dtype, a._shape, b._dtype, b._shape)
             elif tb in _SCALARS:
                 npmode = npmode or a._storage.npmode
-                k2 = (entry, a._dtype, a.shape, tb, True) if npmode else (entry, a._dtype, a.shape, tb)
+                k2 = (entry, a._dtype, a._shape, tb, True) if npmode else (entry, a._dtype, a._shape, tb)
             else:
                 k2 = None
         elif tb is NDArray and ta in _SCALARS:
             npmode = npmode or b._storage.npmode
-            k2 = (entry, ta, b._dtype, b.shape, True) if npmode else (entry, ta, b._dtype, b.shape)
+            k2 = (entry, ta, b._dtype, b._shape, True) if npmode else (entry, ta, b._dtype, b._shape)
         else:
             k2 = None
         if k2 is not None:
@@ -270,7 +270,7 @@ def plan(entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType 
         t = type(a)
         if t is NDArray:
             key.append(a._dtype)
-            key.append(a.shape)
+            key.append(a._shape)
             if a._storage.npmode:
                 npmode = True
         elif t in _SCALARS:

@@ -240,7 +240,7 @@ def bind(entry: OpDef, plan: Any, args: Sequence[Any], static: dict[str, Any], d
     if entry.data_dependent:
         engine.wait_for_var(storages[0].var)
         for o in outs:
-            o.shape = o._storage.shape
+            o._shape = o._storage.shape
     return outs[0] if entry.nout == 1 else tuple(outs)
 
 
