@@ -387,6 +387,15 @@ def run_exact_unary(kernel: Any, a: Storage, out: Storage) -> None:
     out.tensor = kernel(a.tensor)
 
 
+def run_noting(fn: Callable[..., None], out: Storage, *args: Any) -> None:
+    """A lean runner ``fn(*args)`` pushed while a torch mode was active: the mode may have answered a tensor
+    subclass, whose Python code then runs in every later kernel of ``out`` -- noted, so none runs under the
+    engine lock (``_views.note_tensor``)."""
+    fn(*args)
+    if type(out.tensor) is not _TENSOR:
+        _views.note_tensor(out.tensor)
+
+
 # Per lean kind: the runner when no cast is needed (Plan.exact), and the one that casts.
 RUN_ARRAYS = (_run_exact, _run_arrays)
 RUN_NUMBER = (_run_exact_number, _run_number)

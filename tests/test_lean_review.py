@@ -1,0 +1,102 @@
+"""Review of the lean eager path: what its own tests let through.
+
+A torch mode that answers tensor subclasses must keep later kernels off the engine lock, whichever path
+stored its result; the general path's pushes keep their sizes apart. Oracles: the engine lock's owner
+seen from inside a kernel, ``engine/_bulk.py``'s ``pure_allowed``, and the ``pure`` flags pushed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+import autopar as ap
+import autopar.numpy as anp
+from autopar import engine
+from autopar.engine import _bulk
+
+
+@pytest.fixture
+def pure_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a process that has met no tensor subclass (another test may have made one)."""
+    monkeypatch.setattr(_bulk, "pure_allowed", True)
+
+
+def _lock_owned() -> bool:
+    return bool(engine.current_engine()._lock._is_owned())  # type: ignore[union-attr]
+
+
+class _Sub(torch.Tensor):
+    """A subclass whose Python code notes, for each kernel it meets, whether the engine lock is held."""
+
+    owned: list[bool] = []
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        cls.owned.append(_lock_owned())
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+class _Subclassing(TorchFunctionMode):
+    """A mode that answers every kernel's tensor as a ``_Sub``."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        return out.as_subclass(_Sub) if type(out) is torch.Tensor else out
+
+
+@pytest.mark.parametrize("op", [lambda x: x + 1, lambda x: x * x, lambda x: 1 - x, lambda x: -x, ap.exp],
+                         ids=["x + 1", "x * x", "1 - x", "-x", "exp"])  # fmt: skip
+def test_a_subclass_a_mode_answered_on_a_lean_path_keeps_later_kernels_off_the_lock(
+        threaded: Any, pure_allowed: None, op: Any) -> None:  # fmt: skip
+    x = ap.arange(4.0)
+    with _Subclassing():
+        y = op(x)
+    y.wait_to_read()
+    _Sub.owned = []
+    z = y + 1  # the stored _Sub's __torch_function__ runs in this kernel: never under the lock
+    assert z.tolist() == (op(x) + 1).tolist()
+    assert _Sub.owned and not any(_Sub.owned)
+    assert not _bulk.pure_allowed
+
+
+def test_a_subclass_a_mode_answered_as_one_of_several_results_forbids_pure_kernels(
+        threaded: Any, pure_allowed: None) -> None:  # fmt: skip
+    x = anp.asarray([1.5, -2.25])
+    with _Subclassing():
+        parts = anp.modf(x)
+    ap.waitall()
+    assert [p.tolist() for p in parts] == [[0.5, -0.25], [1.0, -2.0]]
+    assert not _bulk.pure_allowed
+
+
+def _pure_flags(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The ``pure`` argument of every push_small from now on (False where not given)."""
+    eng = engine.current_engine()
+    flags: list[bool] = []
+    push_small = eng.push_small
+
+    def spy(*args: Any) -> None:
+        flags.append(args[10] if len(args) > 10 else False)
+        push_small(*args)
+
+    monkeypatch.setattr(eng, "push_small", spy)
+    return flags
+
+
+def test_a_plan_first_made_under_a_mode_keeps_the_lean_path_after_it(
+        threaded: Any, pure_allowed: None, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A plan is kept for later calls: the mode must not decide it (it answered an alias: exp lost its
+    lean path, and so its pure run, for the rest of the process)."""
+    x = ap.arange(7.0, dtype=ap.float64)  # a shape and dtype no other test plans
+    with _Subclassing():
+        ap.exp(x).wait_to_read()
+        (x * x).wait_to_read()
+    monkeypatch.setattr(_bulk, "pure_allowed", True)
+    flags = _pure_flags(monkeypatch)
+    assert ap.exp(x).tolist() == torch.exp(torch.arange(7.0, dtype=torch.float64)).tolist()
+    assert (x * x).tolist() == [float(i * i) for i in range(7)]
+    assert flags == [True, True]
