@@ -125,3 +125,25 @@ def test_a_large_write_through_a_view_is_an_engine_op_not_a_small_one(
     v += 1.0  # the general path's bind_into: 39,800 elements are no small op
     assert flags == []
     assert float(ap.sum(x)) == 200 * 199
+
+
+class _Float64(TorchFunctionMode):
+    """A mode that answers float32 results in float64 (as an autocast-like mode might)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        return out.double() if type(out) is torch.Tensor and out.dtype is torch.float32 else out
+
+
+@pytest.mark.parametrize("n", [3, 50_000], ids=["small", "large"])
+def test_a_result_a_mode_answers_in_another_dtype_is_stored_in_the_arrays_dtype(threaded: Any, n: int) -> None:
+    x, y = ap.arange(float(n)), ap.ones(n)
+    for warm in (x + y, ap.exp(x), x * 2, 1 - x):  # the plans, made with no mode (exact: no cast planned)
+        warm.wait_to_read()
+    with _Float64():
+        results = [x + y, ap.exp(x), x * 2, 1 - x]
+    tx = torch.arange(float(n))
+    for r, expected in zip(results, [tx + 1, torch.exp(tx), tx * 2, 1 - tx]):
+        assert r.dtype == ap.float32
+        assert r._storage.tensor.dtype is torch.float32  # the storage's invariant: its dtype's tensor
+        assert torch.equal(torch.as_tensor(r.tolist(), dtype=torch.float32)[:3], expected[:3])

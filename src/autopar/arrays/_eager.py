@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _array, _autograd, _interpreters, _views
+from autopar.arrays import _array, _autograd, _interpreters, _plan, _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._plan import Plan
 from autopar.arrays._table import OpDef
@@ -388,12 +388,20 @@ def run_exact_unary(kernel: Any, a: Storage, out: Storage) -> None:
 
 
 def run_noting(fn: Callable[..., None], out: Storage, *args: Any) -> None:
-    """A lean runner ``fn(*args)`` pushed while a torch mode was active: the mode may have answered a tensor
+    """A lean runner ``fn(*args)`` pushed while a torch mode was active. The mode may have answered a tensor
     subclass, whose Python code then runs in every later kernel of ``out`` -- noted, so none runs under the
-    engine lock (``_views.note_tensor``)."""
+    engine lock (``_views.note_tensor``) -- or a tensor in another dtype or layout than the plan made without
+    it says: stored as :func:`_store_one` stores one (the storage's dtype, contiguous)."""
     fn(*args)
-    if type(out.tensor) is not _TENSOR:
-        _views.note_tensor(out.tensor)
+    value: Any = out.tensor
+    with _plan.no_modes():  # the mode would answer the cast as it pleases again
+        if value.dtype is not out.dtype.torch:
+            value = value.to(out.dtype.torch)
+        if not value.is_contiguous():
+            value = value.contiguous()
+    if type(value) is not _TENSOR:
+        _views.note_tensor(value)
+    out.tensor = value
 
 
 # Per lean kind: the runner when no cast is needed (Plan.exact), and the one that casts.

@@ -189,7 +189,7 @@ class Plan:
 
 
 @contextmanager
-def _no_modes() -> Iterator[None]:
+def no_modes() -> Iterator[None]:
     """No torch mode active while a plan asks the kernel about itself: a plan is kept for every later call,
     made under a mode or not (a mode answering a subclass alias made ``exp`` leave its lean path for good)."""
     with torch._C.DisableTorchFunction(), _disable_current_modes():
@@ -201,7 +201,7 @@ def _fresh_result(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> bool:
     (``torch.positive`` answers its input)."""
     inputs = [torch.ones((2,), dtype=d) for d in kernel_dtypes]
     try:
-        with _no_modes():
+        with no_modes():
             out = entry.kernel(*inputs)
     except Exception:  # noqa: BLE001 - no answer: the general path, which copies what aliases
         return False
@@ -215,7 +215,7 @@ def _among(t: torch.Tensor, inputs: list[torch.Tensor]) -> bool:
 def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
     """The dtype ``entry``'s kernel answers in for inputs of ``kernel_dtypes``."""
     try:
-        with _no_modes():
+        with no_modes():
             out = entry.kernel(*[torch.ones((), dtype=d) for d in kernel_dtypes])
     except Exception:  # noqa: BLE001 - no answer: the runners check and cast
         return None
