@@ -132,6 +132,8 @@ class _Float64(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
+        if isinstance(out, tuple):
+            return tuple(t.double() if type(t) is torch.Tensor and t.dtype is torch.float32 else t for t in out)
         return out.double() if type(out) is torch.Tensor and out.dtype is torch.float32 else out
 
 
@@ -147,3 +149,14 @@ def test_a_result_a_mode_answers_in_another_dtype_is_stored_in_the_arrays_dtype(
         assert r.dtype == ap.float32
         assert r._storage.tensor.dtype is torch.float32  # the storage's invariant: its dtype's tensor
         assert torch.equal(torch.as_tensor(r.tolist(), dtype=torch.float32)[:3], expected[:3])
+
+
+def test_a_result_of_the_general_path_a_mode_answers_in_another_dtype_is_stored_in_the_arrays_dtype(
+        threaded: Any) -> None:  # fmt: skip
+    x, y = ap.arange(3.0), ap.ones((3, 3))
+    for warm in (ap.sum(x), y @ y, y.T + y, anp.frexp(x)[0]):
+        warm.wait_to_read()
+    with _Float64():
+        results = [ap.sum(x), y @ y, y.T + y, *anp.frexp(x)]
+    assert [r._storage.tensor.dtype for r in results] == [r.dtype.torch for r in results]
+    assert [r.tolist() for r in results[:3]] == [3.0, [[3.0] * 3] * 3, [[2.0] * 3] * 3]
