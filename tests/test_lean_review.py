@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -160,3 +161,13 @@ def test_a_result_of_the_general_path_a_mode_answers_in_another_dtype_is_stored_
         results = [ap.sum(x), y @ y, y.T + y, *anp.frexp(x)]
     assert [r._storage.tensor.dtype for r in results] == [r.dtype.torch for r in results]
     assert [r.tolist() for r in results[:3]] == [3.0, [[3.0] * 3] * 3, [[2.0] * 3] * 3]
+
+
+def test_a_data_dependent_result_has_its_shape_at_once_as_numpy_gives() -> None:
+    """Off the one-result push (``_eager._bind_one``): the call waits for the data and settles the shape."""
+    values, counts, repeats = [0.0, 2.0, 3.0, -1.0], [0, 1, 1, 3], [1, 0, 2, 1]
+    x, nx = ap.asarray(values), numpy.asarray(values, dtype=numpy.float32)
+    masked, bins, repeated = x[x > 1], anp.bincount(anp.asarray(counts)), ap.repeat(x, ap.asarray(repeats))
+    expected = [nx[nx > 1], numpy.bincount(counts), numpy.repeat(nx, repeats)]
+    assert [r.shape for r in (masked, bins, repeated)] == [e.shape for e in expected]
+    assert [r.tolist() for r in (masked, bins, repeated)] == [e.tolist() for e in expected]
