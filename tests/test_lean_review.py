@@ -1,8 +1,10 @@
 """Review of the lean eager path: what its own tests let through.
 
 A torch mode that answers tensor subclasses must keep later kernels off the engine lock, whichever path
-stored its result; the general path's pushes keep their sizes apart. Oracles: the engine lock's owner
-seen from inside a kernel, ``engine/_bulk.py``'s ``pure_allowed``, and the ``pure`` flags pushed.
+stored its result, and one that answers another dtype must not leave it in an array's storage; the
+general path's pushes keep their sizes apart; data-dependent shapes, reshape's whole-array shortcut and
+the functions' direct path keep NumPy's answers. Oracles: the engine lock's owner seen from inside a
+kernel, ``engine/_bulk.py``'s ``pure_allowed``, the ``pure`` flags pushed, NumPy and torch.
 """
 
 from __future__ import annotations
@@ -171,3 +173,25 @@ def test_a_data_dependent_result_has_its_shape_at_once_as_numpy_gives() -> None:
     expected = [nx[nx > 1], numpy.bincount(counts), numpy.repeat(nx, repeats)]
     assert [r.shape for r in (masked, bins, repeated)] == [e.shape for e in expected]
     assert [r.tolist() for r in (masked, bins, repeated)] == [e.tolist() for e in expected]
+
+
+def test_reshape_of_a_whole_strided_storage_reads_it_in_order_as_numpy_does() -> None:
+    """The whole-array fast path of reshape is for a C-contiguous storage only; a tensor from torch may
+    be a transposed one."""
+    t = torch.arange(6.0).reshape(2, 3).T
+    x = ap.from_torch(t)
+    assert ap.reshape(x, (6,)).tolist() == t.numpy().reshape(6).tolist()
+    assert x.reshape((3, 2)).tolist() == t.numpy().reshape(3, 2).tolist()
+
+
+def test_reshape_to_negative_sizes_is_refused_as_numpy_does() -> None:
+    x = ap.arange(6.0)
+    with pytest.raises(ValueError):
+        numpy.arange(6.0).reshape((-2, -3))
+    with pytest.raises(ValueError, match="-2|-3|negative"):
+        ap.reshape(x, (-2, -3))
+
+
+def test_a_numpy_function_of_one_list_converts_it_first() -> None:
+    assert anp.exp([0.0, 1.0]).tolist() == numpy.exp([0.0, 1.0]).tolist()
+    assert anp.negative((1, 2)).tolist() == [-1, -2]
