@@ -195,3 +195,23 @@ def test_reshape_to_negative_sizes_is_refused_as_numpy_does() -> None:
 def test_a_numpy_function_of_one_list_converts_it_first() -> None:
     assert anp.exp([0.0, 1.0]).tolist() == numpy.exp([0.0, 1.0]).tolist()
     assert anp.negative((1, 2)).tolist() == [-1, -2]
+
+
+@pytest.mark.parametrize("policy", ["threaded", "naive"])
+def test_a_write_after_a_segment_that_opened_reading_the_var_is_waited_for(policy: str) -> None:
+    """z = y + 1 opens a segment behind a long op (it reads y); y += 1 must not join that segment as a
+    write the segment does not hold, or y's reader does not wait for it (bulking's segment rule)."""
+    engine.set_engine(policy)
+    try:
+        a = ap.ones((600, 600))
+        y = ap.ones(4)
+        y.wait_to_read()
+        for _ in range(3):
+            a = a @ a  # the compute lane is busy: the small ops below are bulked
+        z = y + 1
+        y += 1
+        assert y.tolist() == [2.0] * 4
+        assert z.tolist() == [2.0] * 4
+        ap.waitall()
+    finally:
+        engine.set_engine("threaded")
