@@ -68,7 +68,8 @@ var as *fresh* (no one else has it yet, so it is neither checked nor held),
 and as *pure* when its work is at most ``THREADED_WORK`` (a few microseconds of
 kernel) and no torch mode is active: run now, it runs under the engine lock
 (``engine/_bulk.py``), unless a tensor subclass has entered autopar
-(``_views.note_tensor``).
+(``_views.note_tensor``). A mode may answer a subclass: while one is active,
+the runner is wrapped in ``_eager.run_noting``, which notes the stored result.
 A number given again (the same object) reaches a torch kernel as the plan's
 0-d tensor of it, made in the kernel's dtype (``_plan``'s note); one given
 first (``1 - x``) always does. An in-place operator whose result has the
@@ -347,8 +348,11 @@ def binary(entry: OpDef, a: Any, b: Any, name: str | None = None, p: Plan | None
     else:
         kd = p.kernel_dtypes
         fn, args = runners[1], (entry.kernel, first, kd[0], second, kd[1], out, out.dtype.torch)
+    moded = _function_mode() or _dispatch_modes()
+    if moded:  # a mode may answer a tensor subclass: noted once stored (the module note)
+        fn, args = _eager.run_noting, (fn, out, *args)
     if p.small:  # engine/_bulk.py: run now, or bulked with the small ops after it; the result's var is fresh
-        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()  # the module note
+        pure = not p.one_thread and not moded  # the module note
         (engine._engine or engine.current_engine()).push_small(fn, args, reads, (), device, name or entry.name,
                                                                "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:
@@ -373,8 +377,11 @@ def unary(entry: OpDef, a: NDArray, name: str | None, p: Plan) -> Any:
         fn, args = _eager.run_exact_unary, (entry.kernel, source, out)
     else:
         fn, args = _eager.run_unary, (entry.kernel, source, p.kernel_dtypes[0], out, out.dtype.torch)
+    moded = _function_mode() or _dispatch_modes()
+    if moded:  # a mode may answer a tensor subclass: noted once stored (binary's)
+        fn, args = _eager.run_noting, (fn, out, *args)
     if p.small:
-        pure = not p.one_thread and not _function_mode() and not _dispatch_modes()
+        pure = not p.one_thread and not moded
         (engine._engine or engine.current_engine()).push_small(fn, args, (source,), (), device, name or entry.name,
                                                                "compute", p.one_thread, (), (out,), pure)  # fmt: skip
     else:

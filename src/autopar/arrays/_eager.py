@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _array, _autograd, _interpreters, _views
+from autopar.arrays import _array, _autograd, _interpreters, _plan, _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._plan import Plan
 from autopar.arrays._table import OpDef
@@ -97,7 +97,8 @@ def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev
                     v = v.clone(memory_format=torch.contiguous_format)
                 if type(v) is not _TENSOR:
                     _views.note_tensor(v)
-                s.tensor = v if v.is_contiguous() else v.contiguous()
+                v = v if v.is_contiguous() else v.contiguous()
+                s.tensor = v if v.dtype is s.dtype.torch else _in_dtype(v, s.dtype.torch)  # (_in_dtype's note)
 
         writes = (*[s.var for s in storages], *state)
     if state:
@@ -180,9 +181,19 @@ def _store_one(storage: Storage, tdtype: torch.dtype, value: Any, inputs: Sequen
         value = value.clone(memory_format=torch.contiguous_format)
     if not value.is_contiguous():
         value = value.contiguous()
+    if value.dtype is not tdtype:
+        value = _in_dtype(value, tdtype)
     if type(value) is not _TENSOR:  # a user function's tensor subclass
         _views.note_tensor(value)
     storage.tensor = value
+
+
+def _in_dtype(value: Any, tdtype: torch.dtype) -> Any:
+    """``value`` in ``tdtype``, contiguous, with no torch mode active: a mode active on this thread (the op
+    ran now, on its caller's) may answer the steps of a store -- a cast, a contiguous copy -- in a dtype of
+    its own, and a storage holds a tensor of its dtype."""
+    with _plan.no_modes():
+        return value.to(tdtype, memory_format=torch.contiguous_format)
 
 
 def _among(value: torch.Tensor, inputs: Sequence[Any]) -> bool:
@@ -385,6 +396,20 @@ def run_unary(kernel: Any, a: Storage, kda: torch.dtype, out: Storage, out_t: to
 
 def run_exact_unary(kernel: Any, a: Storage, out: Storage) -> None:
     out.tensor = kernel(a.tensor)
+
+
+def run_noting(fn: Callable[..., None], out: Storage, *args: Any) -> None:
+    """A lean runner ``fn(*args)`` pushed while a torch mode was active. The mode may have answered a tensor
+    subclass, whose Python code then runs in every later kernel of ``out`` -- noted, so none runs under the
+    engine lock (``_views.note_tensor``) -- or a tensor in another dtype or layout than the plan made without
+    it says: stored as :func:`_store_one` stores one (the storage's dtype, contiguous)."""
+    fn(*args)
+    value: Any = out.tensor
+    if value.dtype is not out.dtype.torch or not value.is_contiguous():
+        value = _in_dtype(value, out.dtype.torch)
+    if type(value) is not _TENSOR:
+        _views.note_tensor(value)
+    out.tensor = value
 
 
 # Per lean kind: the runner when no cast is needed (Plan.exact), and the one that casts.

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import threading
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from autopar.arrays import _dtypes, _infer
 from autopar.arrays._array import NDArray
@@ -186,12 +188,21 @@ class Plan:
 # decompositions, which import sympy and torch._dynamo on first use (a second of a program's first step).
 
 
+@contextmanager
+def no_modes() -> Iterator[None]:
+    """No torch mode active while a plan asks the kernel about itself: a plan is kept for every later call,
+    made under a mode or not (a mode answering a subclass alias made ``exp`` leave its lean path for good)."""
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        yield
+
+
 def _fresh_result(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> bool:
     """Whether ``entry``'s kernel answers a new contiguous tensor, not an input or a view of one
     (``torch.positive`` answers its input)."""
     inputs = [torch.ones((2,), dtype=d) for d in kernel_dtypes]
     try:
-        out = entry.kernel(*inputs)
+        with no_modes():
+            out = entry.kernel(*inputs)
     except Exception:  # noqa: BLE001 - no answer: the general path, which copies what aliases
         return False
     return isinstance(out, torch.Tensor) and not _among(out, inputs) and not out._is_view() and out.is_contiguous()
@@ -204,7 +215,8 @@ def _among(t: torch.Tensor, inputs: list[torch.Tensor]) -> bool:
 def _result_dtype(entry: OpDef, kernel_dtypes: tuple[torch.dtype, ...]) -> torch.dtype | None:
     """The dtype ``entry``'s kernel answers in for inputs of ``kernel_dtypes``."""
     try:
-        out = entry.kernel(*[torch.ones((), dtype=d) for d in kernel_dtypes])
+        with no_modes():
+            out = entry.kernel(*[torch.ones((), dtype=d) for d in kernel_dtypes])
     except Exception:  # noqa: BLE001 - no answer: the runners check and cast
         return None
     return out.dtype if isinstance(out, torch.Tensor) else None
