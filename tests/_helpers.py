@@ -73,3 +73,19 @@ class Gate:
     def open(self) -> None:
         assert self._held.wait(60), "the gate op never ran"
         self._complete[0]()
+
+
+def pure_flags(monkeypatch: Any) -> list[bool]:
+    """The ``pure`` argument of every ``push_small`` of the current engine from now on (False where not given)."""
+    from autopar import engine
+
+    eng = engine.current_engine()
+    flags: list[bool] = []
+    push_small = eng.push_small
+
+    def spy(*args: Any) -> None:
+        flags.append(args[10] if len(args) > 10 else False)
+        push_small(*args)
+
+    monkeypatch.setattr(eng, "push_small", spy)
+    return flags

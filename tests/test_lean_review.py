@@ -17,6 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 import autopar as ap
+from _helpers import pure_flags
 import autopar.numpy as anp
 from autopar import engine
 from autopar.engine import _bulk
@@ -79,19 +80,6 @@ def test_a_subclass_a_mode_answered_as_one_of_several_results_forbids_pure_kerne
     assert not _bulk.pure_allowed
 
 
-def _pure_flags(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """The ``pure`` argument of every push_small from now on (False where not given)."""
-    eng = engine.current_engine()
-    flags: list[bool] = []
-    push_small = eng.push_small
-
-    def spy(*args: Any) -> None:
-        flags.append(args[10] if len(args) > 10 else False)
-        push_small(*args)
-
-    monkeypatch.setattr(eng, "push_small", spy)
-    return flags
-
 
 def test_a_plan_first_made_under_a_mode_keeps_the_lean_path_after_it(
         threaded: Any, pure_allowed: None, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
@@ -102,7 +90,7 @@ def test_a_plan_first_made_under_a_mode_keeps_the_lean_path_after_it(
         ap.exp(x).wait_to_read()
         (x * x).wait_to_read()
     monkeypatch.setattr(_bulk, "pure_allowed", True)
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     assert ap.exp(x).tolist() == torch.exp(torch.arange(7.0, dtype=torch.float64)).tolist()
     assert (x * x).tolist() == [float(i * i) for i in range(7)]
     assert flags == [True, True]
@@ -113,7 +101,7 @@ def test_a_function_of_one_array_above_a_few_microseconds_is_not_pure(
     """As for the operators (test_pure_ops): other threads must not wait that long for the lock."""
     x = ap.arange(10_000.0)
     x.wait_to_read()
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     y = ap.exp(x * 0.0)
     assert flags == [False, False]
     assert y.tolist()[:2] == [1.0, 1.0]
@@ -123,7 +111,7 @@ def test_a_large_write_through_a_view_is_an_engine_op_not_a_small_one(
         threaded: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     x = ap.zeros((200, 200))
     x.wait_to_read()
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     v = x[:, 1:]
     v += 1.0  # the general path's bind_into: 39,800 elements are no small op
     assert flags == []

@@ -16,6 +16,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import autopar as ap
+from _helpers import pure_flags
 from autopar import engine
 from autopar.arrays import _views
 from autopar.devices import cpu
@@ -89,19 +90,6 @@ def test_a_pure_op_that_raises_fails_its_writes_as_any_op_run_now(eng: Any, pure
 # -- the array side ------------------------------------------------------------------------------------
 
 
-def _pure_flags(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """The ``pure`` argument of every push_small from now on."""
-    eng = engine.current_engine()
-    flags: list[bool] = []
-    push_small = eng.push_small
-
-    def spy(*args: Any) -> None:
-        flags.append(args[10] if len(args) > 10 else False)
-        push_small(*args)
-
-    monkeypatch.setattr(eng, "push_small", spy)
-    return flags
-
 
 def _lean_ops(x: Any, y: Any) -> list[Any]:
     x + 1
@@ -116,7 +104,7 @@ def _lean_ops(x: Any, y: Any) -> list[Any]:
 def test_the_lean_paths_are_pure_with_plain_tensors_and_no_mode(threaded: Any, pure_allowed: None,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     x, y = ap.arange(4.0), ap.ones(4)
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     assert _lean_ops(x, y) == [3.0, 4.0, 5.0, 6.0]
     assert flags == [True] * 6
 
@@ -125,7 +113,7 @@ def test_a_small_op_of_more_than_a_few_microseconds_is_not_pure(threaded: Any, p
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """Work above THREADED_WORK (a kernel of up to ~20 us): other threads must not wait that long for the lock."""
     x, y = ap.arange(10_000.0), ap.ones(10_000)
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     x + 1
     x * y
     x += y
@@ -148,7 +136,7 @@ class _Dispatch(TorchDispatchMode):
 def test_no_lean_op_is_pure_while_a_torch_mode_is_active(threaded: Any, pure_allowed: None, mode: Any,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     x, y = ap.arange(4.0), ap.ones(4)
-    flags = _pure_flags(monkeypatch)
+    flags = pure_flags(monkeypatch)
     with mode():
         values = _lean_ops(x, y)
     assert values == [3.0, 4.0, 5.0, 6.0]
