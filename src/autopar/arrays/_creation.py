@@ -69,25 +69,12 @@ def _arange(shape: tuple[int, ...], start: Any, step: Any, dtype: DType, device:
 
 
 def _linspace(shape: tuple[int, ...], start: Any, stop: Any, endpoint: bool, dtype: DType, device: str) -> torch.Tensor:
-    """NumPy's formula, in double precision (bit-identical to ``numpy.linspace`` in float64):
-    ``start + arange(n) * step`` with ``step = (stop - start) / div``, the last element ``stop`` exactly,
-    integers floored. (torch's ``linspace`` counts from both ends and differs in the last bit.)"""
-    n = shape[0]
+    """NumPy's formula in double precision (bit-identical to ``numpy.linspace`` in float64; torch's
+    ``linspace`` counts from both ends and differs in the last bit): ``_linspaced``'s kernel, which runs
+    it for array endpoints too, on 0-d endpoints."""
     wide = torch.complex128 if dtype.kind == "c" else torch.float64
-    div = (n - 1) if endpoint else n
-    y = torch.arange(n, dtype=torch.float64, device=device).to(wide)
-    delta = stop - start
-    if div > 0:
-        step = delta / div
-        y = y / div * delta if step == 0 else y * step
-    else:
-        y = y * delta
-    y = y + start
-    if endpoint and n > 1:
-        y[-1] = stop
-    if dtype.kind in "iu":
-        y = torch.floor(y)
-    return y
+    ends = (torch.tensor(start, dtype=wide, device=device), torch.tensor(stop, dtype=wide, device=device))
+    return _linspaced.kernel(*ends, num=shape[0], endpoint=endpoint, dtype=dtype)
 
 
 def _eye(shape: tuple[int, ...], k: int, dtype: DType, device: str) -> torch.Tensor:

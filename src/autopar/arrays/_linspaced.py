@@ -6,7 +6,7 @@ Design note
 static). Where ``start`` or ``stop`` is an array -- a 0-d result of
 ``x.min()``, or one start per column -- the endpoints are the op's inputs,
 so nothing is read on the host: one table entry, ``linspace.arrays``, runs
-NumPy's formula (the same as ``_creation._linspace``) on the broadcast
+NumPy's formula (:func:`kernel`, which ``_creation._linspace`` runs too) on the broadcast
 endpoints, the new axis first, as NumPy's ``axis=0``. NumPy's test for a
 zero step (``any(step == 0)``, which switches every element to ``y / div *
 delta``) is made on the device too.
@@ -33,7 +33,8 @@ from autopar.arrays._table import TABLE, define
 _NUMBERS = (bool, int, float, complex)
 
 
-def _kernel(start: torch.Tensor, stop: torch.Tensor, *, num: int, endpoint: bool, dtype: DType) -> torch.Tensor:
+def kernel(start: torch.Tensor, stop: torch.Tensor, *, num: int, endpoint: bool, dtype: DType) -> torch.Tensor:
+    """NumPy's ``linspace`` formula on (broadcast) endpoints, the new axis first (module note)."""
     wide = torch.complex128 if dtype.kind == "c" else torch.float64
     start, stop = torch.broadcast_tensors(start.to(wide), stop.to(wide))
     div = (num - 1) if endpoint else num
@@ -62,7 +63,7 @@ def _shape_rule(op: str, shapes: tuple[Any, ...], s: dict[str, Any]) -> Any:
     return ((s["num"], *np.broadcast_shapes(*shapes)),)
 
 
-define("linspace.arrays", _kernel, _dtype_rule, shape=_shape_rule, differentiable=False)
+define("linspace.arrays", kernel, _dtype_rule, shape=_shape_rule, differentiable=False)
 
 
 def is_array(v: Any) -> bool:
