@@ -81,17 +81,8 @@ def _torch_generator(source: tuple[Any, ...], device: str) -> torch.Generator:
 def _draw(*params: torch.Tensor, shape: tuple[int, ...], dtype: DType, kind: str, a: Any, b: Any,
           source: tuple[Any, ...], device: str) -> torch.Tensor:  # fmt: skip
     gen = _torch_generator(source, device)
-    where = gen.device
-    if kind == "uniform":
-        return torch.empty(shape, dtype=dtype.torch, device=where).uniform_(a, b, generator=gen)
-    if kind == "normal":
-        return torch.empty(shape, dtype=dtype.torch, device=where).normal_(a, b, generator=gen)
     if kind == "exponential":
-        return torch.empty(shape, dtype=dtype.torch, device=where).exponential_(1.0, generator=gen)
-    if kind == "integers":
-        return torch.randint(a, b, shape, dtype=dtype.torch, device=where, generator=gen)
-    if kind == "permutation":
-        return torch.randperm(shape[0], dtype=dtype.torch, device=where, generator=gen)
+        return torch.empty(shape, dtype=dtype.torch, device=gen.device).exponential_(1.0, generator=gen)
     if kind == "poisson":
         rates = params[0].broadcast_to(shape).contiguous()
         return torch.poisson(rates, generator=gen).to(dtype.torch)
@@ -105,7 +96,7 @@ def _draw(*params: torch.Tensor, shape: tuple[int, ...], dtype: DType, kind: str
         for s in shape:
             n *= s
         return torch.multinomial(params[0], n, replacement=a, generator=gen).reshape(shape).to(dtype.torch)
-    raise ValueError(f"unknown draw {kind!r}")
+    return legacy.sample(gen, kind, shape, dtype, a, b)  # uniform, normal, integers, permutation
 
 
 def _draw_dtype(op: str, dtypes: tuple[DType, ...], s: dict[str, Any]) -> Any:

@@ -105,7 +105,11 @@ def _reseeder(gen: torch.Generator, n: int) -> Any:
 
 
 def _draw_kernel(shape: tuple[int, ...], dtype: DType, device: str, kind: str, a: Any, b: Any) -> torch.Tensor:
-    gen = _local_generator(device)
+    return sample(_local_generator(device), kind, shape, dtype, a, b)
+
+
+def sample(gen: torch.Generator, kind: str, shape: tuple[int, ...], dtype: DType, a: Any, b: Any) -> torch.Tensor:
+    """A draw of ``kind`` from ``gen`` (the device's, or a ``Generator``'s: ``_draws``' kernel ends here)."""
     where = gen.device
     if kind == "uniform":
         return torch.empty(shape, dtype=dtype.torch, device=where).uniform_(a, b, generator=gen)
