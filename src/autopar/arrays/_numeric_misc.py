@@ -138,6 +138,15 @@ def bitwise_count(x: Any) -> Any:
     return bind(TABLE["bitwise_count"], (man._array_like(x),))
 
 
+def _bits_axis(name: str, x: Any, axis: Any, bitorder: str) -> tuple[Any, int]:
+    """``x`` and the axis ``name`` packs or unpacks along (``x`` flattened when ``axis`` is None)."""
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{name}: bitorder={bitorder!r}; expected 'big' or 'little'")
+    if axis is None:
+        return man.reshape(x, (-1,)), 0
+    return x, man.normalize_axis(name, axis, x.ndim)
+
+
 def unpackbits(a: Any, /, axis: Any = None, count: Any = None, bitorder: str = "big") -> Any:
     """Each uint8 as 8 bits (``bitorder='big'``: the most significant first) along ``axis`` (flattened if None)."""
     from autopar.arrays._creation import arange
@@ -145,12 +154,7 @@ def unpackbits(a: Any, /, axis: Any = None, count: Any = None, bitorder: str = "
     x = man._array_like(a)
     if x.dtype.name != "uint8":
         raise TypeError(f"unpackbits: a holds {x.dtype}; expected uint8")
-    if bitorder not in ("big", "little"):
-        raise ValueError(f"unpackbits: bitorder={bitorder!r}; expected 'big' or 'little'")
-    if axis is None:
-        x, ax = man.reshape(x, (-1,)), 0
-    else:
-        ax = man.normalize_axis("unpackbits", axis, x.ndim)
+    x, ax = _bits_axis("unpackbits", x, axis, bitorder)
     shifts = arange(7, -1, -1, device=x.device) if bitorder == "big" else arange(8, device=x.device)
     moved = man.moveaxis(x, ax, -1)
     bits = call("bitwise_and", call("bitwise_right_shift", man.expand_dims(moved.astype("int64"), axis=-1), shifts), 1)
@@ -175,12 +179,7 @@ def packbits(a: Any, /, axis: Any = None, bitorder: str = "big") -> Any:
     x = man._array_like(a)
     if x.dtype.kind not in "biu":
         raise TypeError(f"packbits: a holds {x.dtype}; expected integers or booleans")
-    if bitorder not in ("big", "little"):
-        raise ValueError(f"packbits: bitorder={bitorder!r}; expected 'big' or 'little'")
-    if axis is None:
-        x, ax = man.reshape(x, (-1,)), 0
-    else:
-        ax = man.normalize_axis("packbits", axis, x.ndim)
+    x, ax = _bits_axis("packbits", x, axis, bitorder)
     moved = man.moveaxis(call("not_equal", x, 0).astype("int64"), ax, -1)
     n = moved.shape[-1]
     pad = (-n) % 8
