@@ -68,7 +68,7 @@ class Plan:
     def __init__(self, entry: OpDef, args: Sequence[Any], static: dict[str, Any], like: DType | None,
                  npmode: bool = False) -> None:
         self.npmode = npmode
-        self.storage = NumpyStorage if npmode else Storage  # the results' storages: marked in NumPy mode
+        self.storage = NumpyStorage.fresh if npmode else Storage.fresh  # the results' storages (marked in NumPy mode)
         if npmode and not _dtypes.numpy_mode.on:  # an array made in NumPy mode: its rules, for this plan
             _dtypes.in_mode(True, self._plan, entry, args, static, like)
         else:
