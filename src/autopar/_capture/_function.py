@@ -177,14 +177,15 @@ class Captured:
             while len(self._traces) > self.max_traces:
                 self._traces.popitem(last=False)
             self.traced += 1
-        return _without_records(out, self.name)
+        return _without_records(out, self.name, spec, returned)
 
 
-def _without_records(out: Any, name: str) -> Any:
+def _without_records(out: Any, name: str, spec: Any = None, returned: list[NDArray] | None = None) -> Any:
     """``out`` with its arrays' gradient records dropped: a captured call's results carry none, whichever
-    way it ran (the contract)."""
-    returned: list[NDArray] = []
-    spec = _flatten(out, returned, name)
+    way it ran (the contract). ``spec``, ``returned``: ``out`` already flattened, if it was."""
+    if returned is None:
+        returned = []
+        spec = _flatten(out, returned, name)
     if not any(r._ag is not None and type(r._ag) is not Leaf for r in returned):
         return out
     return _rebuild(spec, [r.detach() if r._ag is not None and type(r._ag) is not Leaf else r for r in returned])
