@@ -55,6 +55,15 @@ def run_python(code: str, timeout: float = 60.0, **env: str) -> subprocess.Compl
     )
 
 
+def run_python_json(code: str, timeout: float = 60.0, **env: str) -> Any:
+    """:func:`run_python`, which must exit 0, and the JSON its last line of output prints."""
+    import json
+
+    proc = run_python(code, timeout, **env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 class Gate:
     """An engine op that holds ``reads`` and ``writes`` until :meth:`open`: work pushed after it on those
     vars waits, deterministically (no sleeps). ``open`` waits (up to a minute) for the op to have run."""

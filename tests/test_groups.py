@@ -10,9 +10,7 @@ what an uninterrupted call gives.
 
 from __future__ import annotations
 
-import json
-
-from _helpers import run_python
+from _helpers import run_python_json
 
 SCRIPT = r"""
 import json, signal
@@ -107,9 +105,7 @@ print(json.dumps(results))
 
 
 def test_ctrl_c_inside_backward_a_step_and_allreduce_is_raised_after_their_last_push() -> None:
-    proc = run_python(SCRIPT, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = run_python_json(SCRIPT, timeout=120)
     for policy in ("threaded", "naive"):
         check(results[policy])
 

@@ -11,9 +11,7 @@ push, and every array is what an uninterrupted step gives.
 
 from __future__ import annotations
 
-import json
-
-from _helpers import run_python
+from _helpers import run_python_json
 
 SCRIPT = r"""
 import json, signal
@@ -103,9 +101,7 @@ print(json.dumps(results))
 
 
 def test_ctrl_c_inside_an_optimizer_step_and_a_gluon_trainer_step_is_raised_after_their_last_push() -> None:
-    proc = run_python(SCRIPT, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = run_python_json(SCRIPT, timeout=120)
     for policy in ("threaded", "naive"):
         out = results[policy]
         assert out["optim"] == [["interrupted", "no interrupt"], True], (policy, out)  # as uninterrupted
