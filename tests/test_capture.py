@@ -440,7 +440,7 @@ def test_two_devices_get_one_engine_op_each_and_the_copy_its_own() -> None:
         ap.set_cpu_devices(1)
 
 
-def test_auto_keeps_a_compiled_segment_only_where_it_runs_faster() -> None:
+def test_fastest_keeps_a_compiled_segment_only_where_it_runs_faster_and_auto_always_keeps_it() -> None:
     import time
 
     from autopar._capture._backends import Backend
@@ -452,12 +452,12 @@ def test_auto_keeps_a_compiled_segment_only_where_it_runs_faster() -> None:
         time.sleep(0.01)  # a compiled segment that loses (not synchronisation: a cost)
         return tensors
 
-    auto = Backend(quick, "compile", lambda: slow, choose=True)
-    auto(1)
-    assert auto.kind == "replay" and "not faster" in auto.reason
-    forced = Backend(quick, "compile", lambda: slow)  # mode="compile": kept
-    forced(1)
-    assert forced.kind == "compile" and forced.reason == ""
+    fastest = Backend(quick, "compile", lambda: slow, choose=True)
+    fastest(1)
+    assert fastest.kind == "replay" and "not faster" in fastest.reason
+    kept = Backend(quick, "compile", lambda: slow)  # mode="auto" or "compile": fused where a compiler is
+    kept(1)
+    assert kept.kind == "compile" and kept.reason == ""
     faster = Backend(slow, "compile", lambda: quick, choose=True)
     faster(1)
     assert faster.kind == "compile"

@@ -21,13 +21,15 @@ the same casts inside.
 :func:`body` strings the runners together: ``body(tensors)`` takes the
 preloaded tensors and returns the ones the segment publishes. ``replay``
 calls it as it is; ``compile`` runs the segment in stages through
-``torch.compile`` (``_staged.py``); ``auto`` compiles too, then times the
-compiled segment against its replay (the best of two runs each, on copies of
-the inputs) and keeps the faster -- on a small CPU ``torch.compile`` of a
-convolutional training step can be slower than its kernels run eagerly. The first compiled run happens on clones
-of the inputs: if dynamo or inductor cannot take the segment, it falls back
-to replay for good and says why (``Backend.reason``), and nothing was
-written twice. No dynamo guards: a trace is for one signature, so what
+``torch.compile`` (``_staged.py``), as ``auto`` does where a compiler is
+available (the contract: fused where a compiler is available); ``fastest``
+compiles too, then times the compiled segment against its replay (the best
+of two runs each, on copies of the inputs) and keeps the faster -- on a small
+CPU ``torch.compile`` of a convolutional training step can be slower than
+its kernels run eagerly. The first compiled run happens on clones of the
+inputs: if dynamo or inductor cannot take the segment (with the C++ wrapper,
+then with the Python one: ``_staged.py``), it falls back to replay for good
+and says why (``Backend.reason``), and nothing was written twice. No dynamo guards: a trace is for one signature, so what
 dynamo would check (the closures' contents, the tensors' shapes and dtypes)
 is fixed -- and checking hundreds of them cost more than the kernels (0.45
 ms a call for a 200-op loop on a 2-core machine).
@@ -318,10 +320,11 @@ class Backend:
     compile fell back to replay (empty otherwise)."""
 
     def __init__(self, fn: Callable[..., Any], kind: str, make: Callable[[], Callable[..., Any]] | None = None,
-                 choose: bool = False) -> None:  # fmt: skip
+                 choose: bool = False, fallback: Callable[[], Callable[..., Any]] | None = None) -> None:  # fmt: skip
         self.fn = fn
+        self._fallback = fallback  # another way to compile, tried if ``make``'s fails (the Python wrapper)
         self.kind = kind
-        self._choose = choose  # mode="auto": keep the compiled segment only if it runs faster than the replay
+        self._choose = choose  # mode="fastest": keep the compiled segment only if it runs faster than the replay
         self.reason = ""
         self._make = make
         self._compiled: Callable[..., Any] | None = None
@@ -344,13 +347,19 @@ class Backend:
     def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
         """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""
         clones = [t.clone() if isinstance(t, torch.Tensor) else t for t in tensors]
-        try:
-            assert self._make is not None
-            compiled = self._make()
-            compiled(*clones)
-        except Exception as error:  # dynamo/inductor refused: replay, and say why
+        assert self._make is not None
+        for make in (self._make, self._fallback):
+            if make is None:
+                continue
+            try:
+                compiled = make()
+                compiled(*clones)
+                break
+            except Exception as error:  # dynamo/inductor refused
+                failed = error
+        else:  # replay, and say why
             self.kind = "replay"
-            self.reason = f"torch.compile failed ({type(error).__name__}: {str(error).splitlines()[0][:200]})"
+            self.reason = f"torch.compile failed ({type(failed).__name__}: {str(failed).splitlines()[0][:200]})"
             return self.fn
         if self._choose:  # worth it? one more run of each, on the clones (the best of two, against noise)
             spent = []

@@ -95,7 +95,8 @@ def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | Non
     for j, g in enumerate(groups):
         piece = replace(whole, heads=whole.heads if j == 0 else (), head_grads=whole.head_grads if j == 0 else (),
                         leaves=tuple(entries[slot] for slot in g), above=frontiers[j - 1] if j else (),
-                        below=frontiers[j] if j < len(frontiers) else (), cut=j > 0, reads=set(), writes=set())  # fmt: skip
+                        below=frontiers[j] if j < len(frontiers) else (), cut=j > 0, reads=set(), writes=set(),
+                        point=points[j] if j < len(frontiers) else -1)  # fmt: skip
         piece.reads = {order, *piece.above, *piece.below}
         piece.writes = {order}
         pieces.append(piece)

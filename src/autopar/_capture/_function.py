@@ -32,7 +32,7 @@ from autopar.arrays._array import NDArray
 from autopar.arrays._autograd import Leaf
 from autopar.errors import CaptureError
 
-MODES = ("auto", "replay", "compile")
+MODES = ("auto", "replay", "compile", "fastest")
 
 
 def _flatten(obj: Any, arrays: list[NDArray], name: str) -> Any:
@@ -196,7 +196,9 @@ def capture(fn: Callable[..., Any] | None = None, *, mode: str = "auto", max_tra
 
     ``mode``: ``"auto"`` (torch.compile where a compiler is available and a
     segment has kernels to fuse, else replay), ``"replay"`` (the recorded
-    kernels, no compiler) or ``"compile"``. ``max_traces``: signatures kept
+    kernels, no compiler), ``"compile"`` (every segment the compiler takes,
+    one kernel too) or ``"fastest"`` (as ``"auto"``, then each compiled
+    segment timed once against its replay and the faster kept). ``max_traces``: signatures kept
     (default ``AUTOPAR_CAPTURE_TRACES``, 8). Usable as ``@capture`` and
     ``@capture(mode="replay")``. See the guide's capture section.
     """

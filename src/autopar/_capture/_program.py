@@ -94,27 +94,51 @@ class Program:
                     reason = why_not
                 elif has_opaque(self.steps, seg):
                     reason = "it holds an engine op pushed directly (an optimizer's fused update)"
-                elif any(other.chain == seg.chain and other is not seg for other in self.segments):
-                    reason = "its backward is cut at gradient buckets (pieces share one torch graph)"
+                elif self._is_piece(seg):
+                    reason = ""  # a later piece of a cut backward: torch.autograd.grad, in the head's graph
+                elif not self._cuts_inside(seg):
+                    reason = "its backward is cut at gradient buckets where its forward was recorded elsewhere"
                 elif has_random(self.steps, seg):
                     reason = "it draws random numbers (torch.compile's generator differs from eager's)"
-                elif mode == "auto" and kernels < 2:
+                elif mode != "compile" and kernels < 2:
                     reason = "one kernel: nothing to fuse"
                 else:
                     kind = "compile"
-            make = None
+            make = fallback = None
             if kind == "compile":
+                points = self._cut_points(seg)
                 make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
-                                    seg.publish, name, seg.device.kind == "cuda")  # fmt: skip
-            seg.run = _backends.Backend(fn, kind, make, choose=mode == "auto")
+                                    seg.publish, name, seg.device.kind == "cuda",
+                                    frozenset(k for k, i in enumerate(seg.steps) if i in points))  # fmt: skip
+                if seg.device.kind == "cpu":
+                    fallback = partial(make, cpp=False)
+            seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
             seg.run.reason = reason
+
+    # -- a backward cut at gradient buckets (``_cuts.py``) ---------------------------------------------------
+
+    def _is_piece(self, seg: Segment) -> bool:
+        """A later piece of a cut backward: its engine op runs ``torch.autograd.grad`` in its head's graph."""
+        return self.segments[seg.chain] is not seg
+
+    def _cut_points(self, seg: Segment) -> set[int]:
+        """The trace steps before which the chain's pieces' frontiers were made: a compiled forward
+        is cut into stages there, so each frontier is a tensor between two compiled graphs."""
+        return {self.steps[i].point for other in self.segments if other.chain == seg.chain for i in other.steps
+                if type(self.steps[i]) is BackwardStep and self.steps[i].point >= 0}  # type: ignore[union-attr]
+
+    def _cuts_inside(self, seg: Segment) -> bool:
+        return self._cut_points(seg) <= set(seg.steps)
+
+    def _kind(self, seg: Segment) -> str:
+        return self.segments[seg.chain].run.kind if self._is_piece(seg) else seg.run.kind
 
     # -- description ------------------------------------------------------------------------------------
 
     @property
     def backend(self) -> str:
         """``"compile"``, ``"replay"``, or ``"compile+replay"`` when segments differ."""
-        kinds = sorted({seg.run.kind for seg in self.segments}) or ["replay"]
+        kinds = sorted({self._kind(seg) for seg in self.segments}) or ["replay"]
         return "+".join(kinds)
 
     @property
@@ -122,7 +146,7 @@ class Program:
         return sorted({seg.run.reason for seg in self.segments if seg.run.reason})
 
     def label(self, seg: Segment) -> str:
-        return f"{self.name} (captured: {seg.ops} ops, {seg.run.kind})"
+        return f"{self.name} (captured: {seg.ops} ops, {self._kind(seg)})"
 
     # -- a call -------------------------------------------------------------------------------------------
 

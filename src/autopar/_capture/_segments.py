@@ -49,6 +49,14 @@ def _produced(step: Step) -> tuple[int, ...]:
     return step.outs if type(step) is KernelStep else ()
 
 
+def _joins(waits: set[int], here: int, before: set[int]) -> bool:
+    """Whether a step that waits for the segments ``waits`` may join segment ``here``, which waits for
+    ``before``: only if neither is then held back -- the step adds nothing for the segment to wait for,
+    and waits itself for all the segment does (or for the segment). Else a gradient bucket's sum, say,
+    would join the sum of an earlier bucket and hold it until backward ends (apache/mxnet#14200)."""
+    return waits - {here} <= before and (here in waits or before <= waits)
+
+
 def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -> list[Segment]:
     """Cut ``steps`` into segments (module note); ``returned``: the internal slots the function returns."""
     segments: list[Segment] = []
@@ -57,6 +65,7 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
     readers: dict[int, set[int]] = {}  # slot -> segments that read it since
     place: list[int] = []
     graph: dict[Device, int] = {}  # device -> the segment of its latest backward's first piece
+    ancestors: list[set[int]] = []  # per segment: the segments it waits for, transitively
     for i, step in enumerate(steps):
         key = (step.device, step.lane)
         deps = {writer[s] for s in step.reads if s in writer}
@@ -64,11 +73,13 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
             if s in writer:
                 deps.add(writer[s])
             deps.update(readers.get(s, ()))
+        waits = set(deps).union(*(ancestors[d] for d in deps))
         here = latest.get(key)
         if type(step) is BackwardStep and step.cut:  # a later piece: its own engine op, in the same graph
             root = graph[step.device]
             here = len(segments)
             segments.append(Segment(step.device, step.lane, chain=segments[root].chain))
+            ancestors.append(waits)
             latest[key] = here
         elif type(step) is BackwardStep:  # the torch graph lives in the segment of the recorded steps
             grads = {writer[h.slot] for h in step.heads if h.slot in writer}
@@ -83,9 +94,11 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
                                    f"the captured function is not captured; compute each device's loss on its own "
                                    f"device (parallel.DataParallel), or call the function without capture")  # fmt: skip
             graph[step.device] = here
-        elif here is None or any(d > here for d in deps):
+            ancestors[here] |= waits - {here}
+        elif here is None or any(d > here for d in deps) or not _joins(waits, here, ancestors[here]):
             here = len(segments)
             segments.append(Segment(step.device, step.lane, chain=here))
+            ancestors.append(waits)
             latest[key] = here
         segments[here].steps.append(i)
         place.append(here)

@@ -124,6 +124,7 @@ class BackwardStep:
     above: tuple[int, ...] = ()
     below: tuple[int, ...] = ()
     cut: bool = False  # not the first piece: an engine op of its own, in the first piece's graph
+    point: int = -1  # the trace step before which ``below`` was made (a compiled forward is cut there)
 
 
 @dataclass(slots=True)

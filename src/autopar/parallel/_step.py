@@ -110,8 +110,8 @@ class DataParallel:
     devices, as DDP does: with a mean loss per device, the update equals one
     device's on the whole batch. The step owns the gradients: each backward
     overwrites them (MXNet's ``grad_req="write"``). ``capture=True`` (or a
-    capture mode, ``"replay"``, ``"compile"``): :meth:`step_batch` runs
-    captured (``autopar.capture``).
+    capture mode, ``"replay"``, ``"compile"``, ``"fastest"``): :meth:`step_batch`
+    runs captured (``autopar.capture``; ``True`` is its default mode, ``"auto"``).
     """
 
     def __init__(self, replicas: Sequence[Sequence[NDArray]], optimizer: Optimizer, *, average: bool = True,

@@ -1,0 +1,103 @@
+"""A captured data-parallel step keeps gradient sums beside backward: the segment rule, and a
+backward cut at gradient buckets that runs compiled (the forward compiled in stages at the cuts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autopar as ap
+from autopar import autograd
+from autopar._capture._backends import compiler_available
+from autopar._capture._segments import split
+from autopar._capture._trace import CONST, OpaqueStep, Slot
+
+
+def _opaque(device: ap.Device, lane: str, reads: set[int], writes: set[int]) -> OpaqueStep:
+    return OpaqueStep("op", None, device, lane, set(reads), set(writes))
+
+
+def test_a_sum_that_is_ready_never_joins_a_segment_that_waits_for_later_backward() -> None:
+    # what a captured LeNet step records, reduced: piece 0 of backward on cpu:0 makes the first bucket
+    # (slot 0); piece 1, on another lane, the last bucket (slot 1); the copy lane then sums the first
+    # bucket, then the last. The sum of the first bucket must not wait for piece 1 (apache/mxnet#14200).
+    cpu0 = cpu1 = ap.cpu(0)
+    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(5)]
+    steps = [
+        _opaque(cpu0, "compute", set(), {0}),  # piece 0
+        _opaque(cpu1, "other", set(), {1}),  # piece 1
+        _opaque(cpu0, "copy", {0}, {2}),  # the first bucket's sum: waits for piece 0 only
+        _opaque(cpu0, "copy", {1}, {3}),  # the last bucket's sum: waits for piece 1
+    ]
+    segments = split("step", slots, steps, set())
+    where = {i: k for k, seg in enumerate(segments) for i in seg.steps}
+    assert where[2] != where[3], "the first bucket's sum was made to wait for the last piece of backward"
+    assert 1 not in segments[where[2]].reads
+    # a step that adds nothing to wait for still joins (the average of the last sum, say)
+    steps.append(_opaque(cpu0, "copy", {3}, {4}))
+    assert len(split("step", slots, steps, set())) == len(segments)
+
+
+def test_an_independent_step_is_not_held_behind_a_segment_that_waits() -> None:
+    cpu0 = ap.cpu(0)
+    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(3)]
+    steps = [
+        _opaque(cpu0, "compute", set(), {0}),
+        _opaque(cpu0, "copy", {0}, {1}),  # waits for the compute segment
+        _opaque(cpu0, "copy", set(), {2}),  # waits for nothing: eagerly it would run first
+    ]
+    where = {i: k for k, seg in enumerate(split("f", slots, steps, set())) for i in seg.steps}
+    assert where[1] != where[2]
+
+
+def _data_parallel_lenet(mode: str):  # type: ignore[no-untyped-def]
+    from autopar import parallel
+    from autopar.nn import functional as F, models
+
+    devices = [ap.cpu(0), ap.cpu(1)]
+    net = models.build("lenet", 0)
+    replicas = parallel.replicate(net.params, devices)
+    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1))
+
+    def train_batch(X, y):  # type: ignore[no-untyped-def]
+        Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
+        with autograd.record():
+            losses = [F.cross_entropy(net(x, p), t) for x, t, p in zip(Xs, ys, replicas)]
+        trainer.step(losses)
+        return losses
+
+    return replicas, (train_batch if mode == "eager" else ap.capture(train_batch, mode=mode))
+
+
+@pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
+def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager() -> None:
+    # The forward is compiled in stages cut where backward is cut: each frontier between two pieces is
+    # a tensor between two compiled graphs. Compiled as one graph, the later piece would find no path
+    # from the frontier to the convolutions' weights, and they would never learn.
+    ap.set_cpu_devices(2)
+    try:
+        rng = np.random.default_rng(0)
+        X = ap.asarray(rng.standard_normal((8, 1, 28, 28)).astype(np.float32))
+        y = ap.asarray(rng.integers(0, 10, 8))
+        eager, eager_step = _data_parallel_lenet("eager")
+        mine, step = _data_parallel_lenet("compile")
+        start = [p.numpy().copy() for p in mine[1]]
+        for _ in range(3):
+            want, got = eager_step(X, y), step(X, y)
+            np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-4)
+        for e, m in zip(eager, mine):
+            for a, b in zip(e, m):
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-6)
+        for before, p in zip(start, mine[1]):
+            assert not np.array_equal(before, p.numpy()), "a parameter was never updated"
+        with ap.profile() as prof:
+            step(X, y)
+            ap.waitall()
+        compute = [(r.device, r.name) for r in prof.records if r.lane == "compute" and "captured" in r.name]
+        for d in ("cpu:0", "cpu:1"):
+            mine_ = [name for dev, name in compute if dev == d]
+            assert mine_[:2] == ["train_batch (captured: 18 ops, compile)", "train_batch (captured: 4 ops, compile)"], mine_
+        assert "compile+replay" in repr(step)  # the updates (the optimizer's own engine ops) replay
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
