@@ -9,7 +9,11 @@ or wrote -- and otherwise opens a new segment. So a segment only ever
 depends on segments made before it, and pushing the segments in order
 gives the engine the same order of reads and writes that step-by-step
 execution has: independent work on two devices is two engine ops that run
-side by side, and a copy between them is a third, on its copy lane.
+side by side, and a copy between them is a third, on its copy lane. A step
+joins only where that holds nothing back that eager execution would have
+started (``_joins``): a segment never comes to wait for work that is known
+to finish after work it waits for already (a later piece of backward), and
+a step never waits behind a segment for something it does not need.
 
 A slot is *storage-backed* when the engine must see it: an argument's,
 a closed-over or ``.grad`` storage (every call resolves those), or an
@@ -49,12 +53,18 @@ def _produced(step: Step) -> tuple[int, ...]:
     return step.outs if type(step) is KernelStep else ()
 
 
-def _joins(waits: set[int], here: int, before: set[int]) -> bool:
+def _joins(waits: set[int], here: int, before: set[int], ancestors: list[set[int]]) -> bool:
     """Whether a step that waits for the segments ``waits`` may join segment ``here``, which waits for
-    ``before``: only if neither is then held back -- the step adds nothing for the segment to wait for,
-    and waits itself for all the segment does (or for the segment). Else a gradient bucket's sum, say,
-    would join the sum of an earlier bucket and hold it until backward ends (apache/mxnet#14200)."""
-    return waits - {here} <= before and (here in waits or before <= waits)
+    ``before`` (module note): the step must wait for all the segment waits for (or for the segment:
+    joining then holds nothing back), and whatever it adds for the segment to wait for must not come
+    after something the segment waits for already -- else a gradient bucket's sum would join the sum
+    of an earlier bucket and hold it until the later piece of backward ends (apache/mxnet#14200).
+    What it adds alongside (the other device's piece of the same bucket) may join: one engine op
+    is cheaper than two, where neither waits for the other's lateness."""
+    if not (here in waits or before <= waits):
+        return False
+    settled = before | {here}
+    return all(not (ancestors[w] & settled) for w in waits - settled)
 
 
 def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -> list[Segment]:
@@ -95,7 +105,7 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
                                    f"device (parallel.DataParallel), or call the function without capture")  # fmt: skip
             graph[step.device] = here
             ancestors[here] |= waits - {here}
-        elif here is None or any(d > here for d in deps) or not _joins(waits, here, ancestors[here]):
+        elif here is None or any(d > here for d in deps) or not _joins(waits, here, ancestors[here], ancestors):
             here = len(segments)
             segments.append(Segment(step.device, step.lane, chain=here))
             ancestors.append(waits)
