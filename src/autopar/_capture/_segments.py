@@ -13,7 +13,20 @@ side by side, and a copy between them is a third, on its copy lane. A step
 joins only where that holds nothing back that eager execution would have
 started (``_joins``): a segment never comes to wait for work that is known
 to finish after work it waits for already (a later piece of backward), and
-a step never waits behind a segment for something it does not need.
+a step never waits behind a segment for something it does not need. Such a
+step may join an earlier segment of its (device, lane) instead of the
+latest, where nothing after that segment touches what it touches (every
+pair of steps that share a slot keeps its order of segments): two chains of
+steps that wait for two different copies are two engine ops, not one per
+step.
+
+A recorded forward is the exception: torch's graph lives in one segment's
+environment, and its ``backward`` runs there (``_backends.py``), so a step
+joins a segment that holds recorded steps by the first rule alone -- its
+lane's latest, unless it depends on a later segment. Where that splits a
+graph (a copy made inside the recorded block, read after it began), the
+backward over it is refused at the trace: run in one segment, it would find
+no path to the leaves used in the other, and their gradients would be lost.
 
 A slot is *storage-backed* when the engine must see it: an argument's,
 a closed-over or ``.grad`` storage (every call resolves those), or an
@@ -27,10 +40,11 @@ failure inside it fails all of those writes, and nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autopar._capture._trace import INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Step
+from autopar._capture._trace import INTERNAL, BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Step
 from autopar.devices import Device
 from autopar.errors import CaptureError
 
@@ -67,6 +81,22 @@ def _joins(waits: set[int], here: int, before: set[int], ancestors: list[set[int
     return all(not (ancestors[w] & settled) for w in waits - settled)
 
 
+def _place(step: Step, latest: int | None, deps: set[int], waits: set[int], recorded: set[int],
+           ancestors: list[set[int]], mine: Sequence[int]) -> int | None:  # fmt: skip
+    """The segment of ``step``'s (device, lane) it joins (module note), or None for a new one."""
+    if latest is None or any(d > latest for d in deps):
+        return None
+    if latest in recorded or type(step) is KernelStep and step.grad:  # a torch graph stays in one segment
+        return latest
+    floor = max(deps, default=-1)  # nothing the step depends on may come after the segment it joins
+    for here in reversed(mine):
+        if here < floor:
+            break
+        if _joins(waits, here, ancestors[here], ancestors):
+            return here
+    return None
+
+
 def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -> list[Segment]:
     """Cut ``steps`` into segments (module note); ``returned``: the internal slots the function returns."""
     segments: list[Segment] = []
@@ -76,6 +106,10 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
     place: list[int] = []
     graph: dict[Device, int] = {}  # device -> the segment of its latest backward's first piece
     ancestors: list[set[int]] = []  # per segment: the segments it waits for, transitively
+    of_key: dict[tuple[Device, str], list[int]] = {}  # (device, lane) -> its segments, oldest first
+    recorded: set[int] = set()  # segments that hold recorded steps (a torch graph)
+    made_by: dict[int, int] = {}  # a recorded result -> the chain of the segment that made it
+    split_graph: set[int] = set()  # recorded results whose graph spans two chains
     for i, step in enumerate(steps):
         key = (step.device, step.lane)
         deps = {writer[s] for s in step.reads if s in writer}
@@ -89,8 +123,9 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
             root = graph[step.device]
             here = len(segments)
             segments.append(Segment(step.device, step.lane, chain=segments[root].chain))
-            ancestors.append(waits)
+            ancestors.append(set())
             latest[key] = here
+            of_key.setdefault(key, []).append(here)
         elif type(step) is BackwardStep:  # the torch graph lives in the segment of the recorded steps
             grads = {writer[h.slot] for h in step.heads if h.slot in writer}
             if len(grads) == 1:
@@ -99,17 +134,33 @@ def split(name: str, slots: list[Slot], steps: list[Step], returned: set[int]) -
                     here = None
             else:
                 here = None
-            if here is None:
+            if here is None or any(h.slot in split_graph for h in step.heads):
                 raise CaptureError(f"capture({name}): backward over a graph that crosses devices or copies inside "
                                    f"the captured function is not captured; compute each device's loss on its own "
-                                   f"device (parallel.DataParallel), or call the function without capture")  # fmt: skip
+                                   f"device (parallel.DataParallel), make the copies before autograd.record(), or "
+                                   f"call the function without capture")  # fmt: skip
             graph[step.device] = here
-            ancestors[here] |= waits - {here}
-        elif here is None or any(d > here for d in deps) or not _joins(waits, here, ancestors[here], ancestors):
-            here = len(segments)
-            segments.append(Segment(step.device, step.lane, chain=here))
-            ancestors.append(waits)
-            latest[key] = here
+        else:
+            here = _place(step, here, deps, waits, recorded, ancestors, of_key.get(key, ()))
+            if here is None:
+                here = len(segments)
+                segments.append(Segment(step.device, step.lane, chain=here))
+                ancestors.append(set())
+                latest[key] = here
+                of_key.setdefault(key, []).append(here)
+        added = waits - ancestors[here] - {here}
+        if added:  # what the segment now waits for, so does every segment that waits for it
+            for later in range(here, len(segments)):
+                if later == here or here in ancestors[later]:
+                    ancestors[later] |= added
+        if type(step) is KernelStep and step.grad:
+            recorded.add(here)
+            chain_ = segments[here].chain
+            torn = any(s in split_graph or made_by.get(s, chain_) != chain_ for s in
+                       (step.args[p].slot for p in step.positions if type(step.args[p]) is Operand))  # fmt: skip
+            for o in step.outs:
+                made_by[o] = chain_
+                (split_graph.add if torn else split_graph.discard)(o)
         segments[here].steps.append(i)
         place.append(here)
         for s in step.reads:

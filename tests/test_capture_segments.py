@@ -1,0 +1,123 @@
+"""The segment rule against eager execution where it is easy to get wrong: a recorded forward kept
+in one engine op with its backward (else its gradients are lost), the segments a step may wait for
+(what it joins stays as early as eagerly, and their count stays small), and a graph that cannot be
+kept in one engine op refused at trace time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autopar as ap
+from autopar import autograd
+from autopar._capture._segments import split
+from autopar._capture._trace import CONST, OpaqueStep, Slot
+from autopar.errors import CaptureError
+
+
+@pytest.fixture(autouse=True, params=["threaded", "naive"])
+def _two_devices(request):  # type: ignore[no-untyped-def]
+    ap.engine.set_engine(request.param)
+    ap.set_cpu_devices(2)
+    yield
+    ap.waitall()
+    ap.set_cpu_devices(1)
+    ap.engine.set_engine("threaded")
+
+
+def _leaves():  # type: ignore[no-untyped-def]
+    w, v = ap.ones(3), ap.full(3, 2.0)
+    for p in (w, v):
+        p.attach_grad()
+    return w, v
+
+
+def _copied_first(w, v, x0, x1):  # type: ignore[no-untyped-def]
+    a = x1.to(ap.cpu(0))  # an engine op of its own, before the recorded block
+    with autograd.record():
+        h = w * a  # waits for the copy
+        g = v * x0  # does not
+        loss = (h + g).sum()
+    loss.backward()
+    return loss
+
+
+def _plain_step_between(w, v, x0, x1):  # type: ignore[no-untyped-def]
+    a = x1.to(ap.cpu(0))
+    with autograd.record():
+        h = w * a
+    z = x0 * 2  # not recorded, waits for nothing
+    with autograd.record():
+        loss = (h + v * z).sum()
+    loss.backward()
+    return loss
+
+
+@pytest.mark.parametrize("fn", [_copied_first, _plain_step_between])
+def test_a_recorded_forward_stays_with_its_backward_where_part_of_it_waits_for_a_copy(fn) -> None:  # type: ignore[no-untyped-def]
+    x0, x1 = ap.arange(3.0), ap.arange(3.0, device=ap.cpu(1)) + 1
+    (we, ve), (wm, vm) = _leaves(), _leaves()
+    captured = ap.capture(fn, mode="replay")
+    for _ in range(3):
+        assert captured(wm, vm, x0, x1).item() == fn(we, ve, x0, x1).item()
+        for e, m in ((we, wm), (ve, vm)):
+            np.testing.assert_array_equal(m.grad.numpy(), e.grad.numpy())
+    assert captured.traced == 1
+
+
+def test_a_forward_that_must_span_two_engine_ops_is_refused_at_the_trace() -> None:
+    def step(w, v, x0, x1):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            g = v * x0
+            a = x1.to(ap.cpu(0))  # copied after the recorded block began: what reads it is a later engine op
+            loss = (w * a + g).sum()
+        loss.backward()
+        return loss
+
+    x0, x1 = ap.arange(3.0), ap.arange(3.0, device=ap.cpu(1)) + 1
+    w, v = _leaves()
+    with pytest.raises(CaptureError, match="before autograd.record"):
+        ap.capture(step, mode="replay")(w, v, x0, x1)
+    step(w, v, x0, x1)  # eagerly it runs
+
+
+def test_two_chains_fed_by_two_copies_are_two_engine_ops_not_one_per_step() -> None:
+    def f(a1, b1):  # type: ignore[no-untyped-def]
+        a = a1.to(ap.cpu(0))
+        b = (b1 * 2).to(ap.cpu(0))  # a second copy, waiting for work on cpu:1
+        u, v = a, b
+        for _ in range(20):
+            u = u * 1.01 + a
+            v = v * 1.01 + b
+        return u, v
+
+    captured = ap.capture(f, mode="replay")
+    a1, b1 = ap.ones(3, device=ap.cpu(1)), ap.full(3, 2.0, device=ap.cpu(1))
+    for _ in range(2):
+        for got, want in zip(captured(a1, b1), f(a1, b1)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    (program,) = captured.traces
+    compute = [s for s in program.segments if s.device == ap.cpu(0) and s.lane == "compute"]
+    assert len(compute) <= 2, [len(s.steps) for s in compute]
+
+
+def _opaque(device: ap.Device, lane: str, reads: set[int], writes: set[int]) -> OpaqueStep:
+    return OpaqueStep("op", None, device, lane, set(reads), set(writes))
+
+
+def test_what_a_joined_step_waits_for_counts_for_the_steps_after_it() -> None:
+    # the copy lane's segment comes to wait for both devices' first pieces (the second joined alongside);
+    # a step that then waits for the other device's second piece -- after its first -- must not join it
+    cpu0 = ap.cpu(0)
+    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(8)]
+    steps = [
+        _opaque(cpu0, "compute", set(), {0}),  # 0: this device's first piece (P0)
+        _opaque(cpu0, "other", set(), {1}),  # 1: the other device's first piece (Q0)
+        _opaque(cpu0, "third", {1}, {2}),  # 2: its second piece (Q1), after Q0
+        _opaque(cpu0, "copy", {0}, {3}),  # 3: waits for P0
+        _opaque(cpu0, "copy", {0, 1}, {4}),  # 4: for P0 and Q0: joins (alongside)
+        _opaque(cpu0, "copy", {0, 2}, {5}),  # 5: for P0 and Q1: Q1 comes after Q0, which the segment waits for
+    ]
+    where = {i: k for k, seg in enumerate(split("step", slots, steps, set())) for i in seg.steps}
+    assert where[3] == where[4]
+    assert where[5] != where[4], "a segment was made to wait for a later piece than the one it waited for"
