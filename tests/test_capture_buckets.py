@@ -116,3 +116,40 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def _two_skips_loss(params, x, t):  # type: ignore[no-untyped-def]
+    from autopar.nn import functional as F
+
+    x0 = ap.matmul(x, params[0])
+    h1 = ap.matmul(ap.tanh(x0), params[1])
+    out = ap.matmul(ap.tanh(ap.matmul(ap.tanh(h1), params[2])), params[3]) + ap.matmul(x0, params[4]) + \
+        ap.matmul(h1, params[5])  # fmt: skip
+    return F.cross_entropy(out, t)
+
+
+def test_a_cut_whose_frontier_holds_a_tensor_and_one_made_from_it_matches_eager() -> None:
+    # The cut before params[2] stops at x0, h1 and tanh(h1): h1 is made from x0, tanh(h1) from h1. The
+    # piece above gives each its whole gradient (through the others too); the piece below, started from
+    # all three, would count the paths through tanh(h1) and h1 twice.
+    from autopar import parallel
+
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+        rng = np.random.default_rng(1)
+        params = [ap.asarray(rng.standard_normal(s).astype(np.float32) * 0.5)
+                  for s in ((8, 6), (6, 5), (5, 4), (4, 4), (6, 4), (5, 4))]  # fmt: skip
+        X, y = rng.standard_normal((10, 8)).astype(np.float32), rng.integers(0, 4, 10)
+        trainers = [parallel.DataParallel(parallel.replicate(params, devices), parallel.sgd(lr=0.1), bucket_size=100,
+                                          capture=c) for c in (False, "replay")]  # fmt: skip
+        for _ in range(3):
+            want, got = (t.step_batch(_two_skips_loss, X, y) for t in trainers)
+            np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-6)
+        for e, m in zip(*(t.replicas for t in trainers)):
+            for a, b in zip(e, m):
+                np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

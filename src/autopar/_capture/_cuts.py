@@ -31,8 +31,11 @@ bucket's sum reads what piece ``j`` wrote, and so starts once it is done.
 Buckets whose leaves are used at or above the region of the bucket before
 them (a layer whose weight and bias fall in two buckets) join that bucket's
 piece. The cut is made only where it is exact -- frontiers not shared by
-two cuts (a skip connection over a cut), every bucket reached -- otherwise
-the backward stays one piece.
+two cuts (a skip connection over a cut), no frontier tensor made from
+another of its frontier, every bucket reached -- otherwise the backward
+stays one piece. (``torch.autograd.grad`` gives a frontier tensor its whole
+gradient, through the tensors made from it too: started from both, the
+piece below would count those paths twice.)
 """
 
 from __future__ import annotations
@@ -90,6 +93,8 @@ def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | Non
     for upper, lower in zip(frontiers, frontiers[1:]):
         if set(upper) & set(lower):
             return None
+    if any(_made_from_another(frontier, steps) for frontier in frontiers):
+        return None
     order = tracer._new(INTERNAL, object(), (), None, whole.device, None)  # orders the pieces of this device
     pieces = []
     for j, g in enumerate(groups):
@@ -101,3 +106,20 @@ def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | Non
         piece.writes = {order}
         pieces.append(piece)
     return pieces
+
+
+def _made_from_another(frontier: tuple[int, ...], steps: list[tuple[int, KernelStep]]) -> bool:
+    """Whether a tensor of ``frontier`` is made, through recorded steps, from another of it (module note)."""
+    inside = set(frontier)
+    reach: dict[int, set[int]] = {}  # a recorded result -> the frontier tensors it is made from
+    for _, s in steps:
+        found: set[int] = set()
+        for pos in s.positions:
+            a = s.args[pos]
+            if type(a) is Operand:
+                found |= reach.get(a.slot, set()) | ({a.slot} & inside)
+        for o in s.outs:
+            if found & (inside - {o}) and o in inside:
+                return True
+            reach[o] = found
+    return False
