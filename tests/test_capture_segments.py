@@ -5,6 +5,8 @@ kept in one engine op refused at trace time."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def _plain_step_between(w, v, x0, x1):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("fn", [_copied_first, _plain_step_between])
-def test_a_recorded_forward_stays_with_its_backward_where_part_of_it_waits_for_a_copy(fn) -> None:  # type: ignore[no-untyped-def]
+def test_a_recorded_forward_stays_with_its_backward_where_part_of_it_waits_for_a_copy(fn):  # type: ignore[no-untyped-def]
     x0, x1 = ap.arange(3.0), ap.arange(3.0, device=ap.cpu(1)) + 1
     (we, ve), (wm, vm) = _leaves(), _leaves()
     captured = ap.capture(fn, mode="replay")
@@ -121,3 +123,90 @@ def test_what_a_joined_step_waits_for_counts_for_the_steps_after_it() -> None:
     where = {i: k for k, seg in enumerate(split("step", slots, steps, set())) for i in seg.steps}
     assert where[3] == where[4]
     assert where[5] != where[4], "a segment was made to wait for a later piece than the one it waited for"
+
+
+def test_what_a_segment_comes_to_wait_for_counts_for_the_segments_that_wait_for_it() -> None:
+    # segment C (copy lane) waits for P0; segment X (lane "x") for C; then a step joins C alongside (it
+    # waits for Q0 too). X now waits for Q0 through C: a step that waits for X and for Q1 (after Q0)
+    # must not join X.
+    cpu0 = ap.cpu(0)
+    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(8)]
+    steps = [
+        _opaque(cpu0, "compute", set(), {0}),  # 0: P0
+        _opaque(cpu0, "other", set(), {1}),  # 1: Q0
+        _opaque(cpu0, "third", {1}, {2}),  # 2: Q1, after Q0
+        _opaque(cpu0, "copy", {0}, {3}),  # 3: C, waits for P0
+        _opaque(cpu0, "x", {3}, {4}),  # 4: X, waits for C
+        _opaque(cpu0, "copy", {0, 1}, {5}),  # 5: joins C (P0 and Q0 run alongside)
+        _opaque(cpu0, "x", {4, 2}, {6}),  # 6: waits for X and Q1
+    ]
+    where = {i: k for k, seg in enumerate(split("step", slots, steps, set())) for i in seg.steps}
+    assert where[5] == where[3]
+    assert where[6] != where[4], "X was made to wait for Q1, a later piece than the Q0 it waits for"
+
+
+def _two_device_program(seed: int):  # type: ignore[no-untyped-def]
+    """A random program over x, y on cpu:0 and z on cpu:1: copies between the devices, in-place writes,
+    writes through views, reductions, products; then (mostly) a backward on each device."""
+    r = random.Random(seed)
+    pools: list[list[str]] = [["x", "y"], ["z"]]
+    lines = []
+    for n in range(r.randint(6, 16)):
+        d = r.randrange(2)
+        a, b = r.choice(pools[d]), r.choice(pools[d])
+        mine = r.choice(["x", "y"] if d == 0 else ["z"])
+        made = f"t{n}"
+        c = r.random()
+        if c < 0.2:
+            lines.append(f"{made} = {a}.to(ap.cpu({1 - d})) * 1.0")
+            pools[1 - d].append(made)
+            continue
+        if c < 0.35:
+            lines.append(f"{mine} += {a} * 0.5")
+        elif c < 0.45:
+            lines.append(f"{mine}[1:] = {b}[:-1] - 1")
+        elif c < 0.55:
+            lines.append(f"{mine} *= ap.exp(-ap.abs({a}))")
+        elif c < 0.7:
+            lines.append(f"{made} = ap.matmul({a}, {b}) / 4")
+        elif c < 0.85:
+            lines.append(f"{made} = {a}.sum(axis=1, keepdims=True) + {b}[::-1]")
+        else:
+            lines.append(f"{made} = ap.tanh({a}.T) - ap.where({a} > 0, {b}, 0.0)")
+        if not lines[-1].startswith(mine):
+            pools[d].append(made)
+    if r.random() < 0.7:
+        lines += [f"with autograd.record():",
+                  f"    l0 = (ap.tanh({r.choice(pools[0])} * w0) * {r.choice(pools[0])}).sum()",
+                  f"    l0 = l0 + ({r.choice(pools[0])} * w0).sum()",
+                  f"    l1 = (w1 * {r.choice(pools[1])}).sum()",
+                  "l0.backward()", "l1.backward()"]  # fmt: skip
+    lines.append(f"return {pools[0][-1]}.sum(), {pools[1][-1]}.sum()")
+    source = "def f(x, y, z, w0, w1):\n" + "".join(f"    {line}\n" for line in lines)
+    namespace = {"ap": ap, "autograd": autograd}
+    exec(source, namespace)
+    return namespace["f"], source
+
+
+def _two_device_inputs(seed: int):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    made = [ap.asarray(rng.standard_normal((4, 4)).astype(np.float32), device=ap.cpu(d)) for d in (0, 0, 1, 0, 1)]
+    for w in made[3:]:
+        w.attach_grad()
+    return made
+
+
+@pytest.mark.parametrize("seeds", [range(0, 12), range(12, 24)])
+def test_random_programs_over_two_devices_match_eager(seeds: range) -> None:
+    for seed in seeds:
+        f, source = _two_device_program(seed)
+        captured = ap.capture(f, mode="replay")
+        eager, mine = _two_device_inputs(seed), _two_device_inputs(seed)
+        for call in range(3):
+            for w, g in zip(f(*eager), captured(*mine)):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"call {call}\n{source}")
+            for e, m in zip(eager, mine):
+                np.testing.assert_allclose(m.numpy(), e.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"call {call}\n{source}")
+                if e.grad is not None:
+                    np.testing.assert_allclose(m.grad.numpy(), e.grad.numpy(), rtol=1e-5, atol=1e-5,
+                                               err_msg=f"gradient, call {call}\n{source}")  # fmt: skip
