@@ -113,6 +113,7 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
             mine_ = [name for dev, name in compute if dev == d]
             assert mine_[:2] == ["train_batch (captured: 18 ops, compile)", "train_batch (captured: 4 ops, compile)"], mine_
         assert "compile+replay" in repr(step)  # the updates (the optimizer's own engine ops) replay
+        assert step.traces[0].reasons == ["it holds an engine op pushed directly (an optimizer's fused update)"]
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
