@@ -13,17 +13,19 @@ side by side, and a copy between them is a third, on its copy lane. A step
 joins only where that holds nothing back that eager execution would have
 started (``_joins``): a segment never comes to wait for work that is known
 to finish after work it waits for already (a later piece of backward), and
-a step never waits behind a segment for something it does not need. Such a
-step may join an earlier segment of its (device, lane) instead of the
-latest, where nothing after that segment touches what it touches (every
-pair of steps that share a slot keeps its order of segments): two chains of
-steps that wait for two different copies are two engine ops, not one per
-step.
+a step never waits behind a segment for something it does not need (what
+a segment waits for counts for every segment that waits for it, so each
+segment's ``ancestors`` grow as steps join). A step the latest segment
+refuses may join an earlier segment of its (device, lane), where nothing
+after that segment touches what it touches (every pair of steps that share
+a slot keeps the order of their segments): two chains of steps that wait
+for two different copies are two engine ops, not one per step.
 
 A recorded forward is the exception: torch's graph lives in one segment's
-environment, and its ``backward`` runs there (``_backends.py``), so a step
-joins a segment that holds recorded steps by the first rule alone -- its
-lane's latest, unless it depends on a later segment. Where that splits a
+environment, and its ``backward`` runs there (``_backends.py``), so a
+recorded step, and any step whose lane's latest segment holds recorded
+steps, joins by the first rule alone -- the latest, unless it depends on a
+later segment. Where that splits a
 graph (a copy made inside the recorded block, read after it began), the
 backward over it is refused at the trace: run in one segment, it would find
 no path to the leaves used in the other, and their gradients would be lost.
