@@ -102,7 +102,8 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
             np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-4)
         for e, m in zip(eager, mine):
             for a, b in zip(e, m):
-                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-6)
+                np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
         for before, p in zip(start, mine[1]):
             assert not np.array_equal(before, p.numpy()), "a parameter was never updated"
         with ap.profile() as prof:
