@@ -124,8 +124,8 @@ class Program:
     def _cut_points(self, seg: Segment) -> set[int]:
         """The trace steps before which the chain's pieces' frontiers were made: a compiled forward
         is cut into stages there, so each frontier is a tensor between two compiled graphs."""
-        return {self.steps[i].point for other in self.segments if other.chain == seg.chain for i in other.steps
-                if type(self.steps[i]) is BackwardStep and self.steps[i].point >= 0}  # type: ignore[union-attr]
+        pieces = [self.steps[i] for other in self.segments if other.chain == seg.chain for i in other.steps]
+        return {step.point for step in pieces if type(step) is BackwardStep and step.point >= 0}
 
     def _cuts_inside(self, seg: Segment) -> bool:
         return self._cut_points(seg) <= set(seg.steps)

@@ -106,7 +106,7 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed
 
 
 def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
-         name: str, cuda: bool, cut_before: frozenset[int] = frozenset()) -> Callable[[], Callable[..., Any]]:  # fmt: skip
+         name: str, cuda: bool, cut_before: frozenset[int] = frozenset()) -> Callable[..., Callable[..., Any]]:  # fmt: skip
     """A factory of the segment's compiled driver (called once, by ``Backend``'s first compiled run);
     ``cut_before``: positions in ``seg_steps`` where a stage must start (a backward's cut points)."""
     runs: list[list[Step]] = [[]]

@@ -37,6 +37,7 @@ clears a failure).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -119,6 +120,8 @@ def assign(a: Any, key: Any, value: Any) -> bool:
         return False  # broadcasting, or a shape error: the general path's
     covers = _views.covers(storage, view)
     work = storage.numel if view is None else math.prod(view.shape)
+    fn: Callable[[Any, Any, Any], None]
+    reads: tuple[Any, ...]
     if tv is NDArray:
         fn, args, reads = _run_copy, (storage, view, source), (source,)
     else:
