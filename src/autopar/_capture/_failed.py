@@ -1,0 +1,153 @@
+"""A captured segment whose engine op meets a failed read: its steps one by one, each failure where step by step puts it.
+
+Design note
+-----------
+A segment is one engine op, pushed with ``bulk`` set (``engine.push_checked``):
+the engine never skips it for a failed read, and leaves the outcome of every
+var it writes to it -- as it does for a bulk op of small ops, whose members
+each store their own (``engine/_segment.py``). So ``_program._run_segment``
+checks, before it runs, whether a storage the segment reads holds a failure
+(only once anything has failed in the process: ``_failures.seen``; a call
+whose input had failed before the call never gets here, it runs eagerly:
+``Program.run``). None has: the fast path -- the replay or the compiled
+segment -- runs as always, and its success clears a failure on what it
+overwrote (the contract's failure rule 2, which the engine leaves to a bulk
+op). Some have: :class:`Stepwise` runs the segment's steps one by one with
+their replay runners (``_backends.py``), a failure per *slot*:
+
+- a step that reads a failed slot does not run; the slots it writes take
+  that same ``Failure`` (the first, in the order the engine would find it:
+  the step's read-only operands in argument order, then those it also
+  writes) -- the same exception, naming the op that failed, as step by step;
+- a step that reads none runs, and clears a failure on what it writes: a
+  covering write of a failed array clears it (rule 2), a partial one reads
+  the array and so is stopped;
+- a step that raises fails what it writes with a new failure named after
+  it, owed to ``waitall`` like any; a ``KeyboardInterrupt`` is not caught:
+  the engine records it on every var the op writes (rule 6);
+- at the end each storage the segment writes gets its value or its failure.
+
+A :class:`~autopar._capture._trace.BackwardStep` is one ``torch.autograd.grad``
+over the whole recorded graph, not one op per node as step by step. It runs
+when its graph is whole -- no head, head gradient, leaf or frontier it reads
+has failed -- and a ``.grad`` it adds into that had failed stays failed
+(step by step, that accumulation reads the failed array); it is skipped, all
+its gradients failed, when any of those has failed. That is conservative: step
+by step, a leaf whose gradient path reads nothing failed (``w`` in ``loss =
+(bad + w).sum()``: the gradient of an add reads no input) would get its
+gradient; here it fails with the rest -- the one place this path fails more
+than step by step does. A backward cut into pieces (``_cuts.py``) shares one
+environment across its pieces' engine ops, and so shares the failure map
+too (in the chain's aliases, under :data:`KEY`): a piece after a head that
+ran step by step runs step by step as well, so a frontier the head never
+made is seen as failed, not read as ``None``. An :class:`OpaqueStep` reads
+everything it writes: it runs or is skipped whole, as its engine op would be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from autopar._capture._backends import Runner
+from autopar._capture._trace import BackwardStep, KernelStep, Operand, Step
+from autopar.devices import Device
+from autopar.engine import _failures
+from autopar.engine._var import Failure
+
+KEY = "failures"  # a chain's failure map (slot -> Failure), kept in the aliases its segments share
+
+
+def _stops(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The slots whose failure stops ``step``, in the order the engine looks, and for a backward the
+    ``.grad`` slots it adds into, whose failure stays on them (module note)."""
+    order: dict[int, None] = {}
+    if type(step) is KernelStep:
+        for a in step.args:
+            if type(a) is Operand and a.slot not in step.writes:
+                order[a.slot] = None
+    kept: tuple[int, ...] = ()
+    reads = set(step.reads)
+    if type(step) is BackwardStep:
+        kept = tuple(sorted({g.slot for _, g, o in step.leaves if not o or g.view is not None}))
+        reads -= set(kept)
+    for s in sorted(reads):
+        if s not in step.writes:
+            order[s] = None
+    for s in sorted(reads):
+        order[s] = None
+    return tuple(order), kept
+
+
+class Stepwise:
+    """A segment's steps, run one by one with a failure per slot (module note)."""
+
+    __slots__ = ("plan", "size")
+
+    def __init__(self, steps: Sequence[Step], runners: Sequence[Runner], size: int) -> None:
+        self.size = size
+        self.plan = [(step, runner, *_stops(step), tuple(step.writes)) for step, runner in zip(steps, runners)]
+
+    def __call__(self, env: list[Any], aliases: dict[Any, Any], failed: dict[int, Failure], device: Device) -> None:
+        with torch.no_grad():
+            for step, runner, stops, kept, writes in self.plan:
+                failure = None
+                for s in stops:
+                    failure = failed.get(s)
+                    if failure is not None:
+                        break
+                if failure is None:
+                    still = [(s, failed[s]) for s in kept if s in failed]
+                    try:
+                        runner(env, aliases)
+                    except Exception as error:  # its own failure, as its op's step by step
+                        failure = _failures.new_named(step.name, device, error)
+                    else:
+                        for w in writes:
+                            failed.pop(w, None)
+                        failed.update(still)
+                        continue
+                for w in writes:
+                    failed[w] = failure
+
+
+def stopped(reads: Sequence[int], storages: list[Any], shared: Any) -> bool:
+    """Whether a segment must run step by step: a storage it reads failed, or (a later piece of a cut
+    backward) a piece before it in this call ran step by step with a failure."""
+    for s in reads:
+        if storages[s].failure is not None:
+            return True
+    return shared is not None and bool(shared[1].get(KEY))
+
+
+def run(seg: Any, storages: list[Any], shared: Any, tensors: Sequence[Any]) -> None:
+    """The segment's engine op, step by step: each storage it writes gets its value or its failure."""
+    stepwise: Stepwise = seg.stepwise
+    env, aliases = ([None] * stepwise.size, {}) if shared is None else shared
+    for s, t in zip(seg.loads, tensors):
+        env[s] = t
+    failed: dict[int, Failure] | None = aliases.get(KEY)
+    if failed is None:
+        failed = aliases[KEY] = {}
+    for s in (*seg.reads, *seg.writes):
+        f = storages[s].failure
+        if f is not None:
+            failed[s] = f
+    stepwise(env, aliases, failed, seg.device)
+    for s in seg.publish:
+        if s not in failed:
+            t = env[s]
+            storages[s].tensor = t.detach() if t.requires_grad else t
+    for s in seg.writes:
+        storages[s].failure = failed.get(s)
+
+
+def succeeded(writes: Sequence[int], storages: list[Any]) -> None:
+    """The fast path ran: what it overwrote holds no failure any more (rule 2; the engine leaves a
+    bulk op's writes to it)."""
+    for s in writes:
+        storage = storages[s]
+        if storage.failure is not None:
+            storage.failure = None
