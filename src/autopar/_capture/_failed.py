@@ -20,7 +20,8 @@ their replay runners (``_backends.py``), a failure per *slot*:
   the step's read-only operands in argument order, then those it also
   writes) -- the same exception, naming the op that failed, as step by step;
 - a step that reads none runs, and clears a failure on what it writes: a
-  covering write of a failed array clears it (rule 2), a partial one reads
+  covering write of a failed array clears it (rule 2; into a new tensor
+  where the array's producer was skipped, as eagerly), a partial one reads
   the array and so is stopped;
 - a step that raises fails what it writes with a new failure named after
   it, owed to ``waitall`` like any; a ``KeyboardInterrupt`` is not caught:
@@ -28,17 +29,19 @@ their replay runners (``_backends.py``), a failure per *slot*:
 - at the end each storage the segment writes gets its value or its failure.
 
 A :class:`~autopar._capture._trace.BackwardStep` is one ``torch.autograd.grad``
-over the whole recorded graph, not one op per node as step by step. It runs
-when its graph is whole -- no head, head gradient, leaf or frontier it reads
-has failed -- and a ``.grad`` it adds into that had failed stays failed
-(step by step, that accumulation reads the failed array); it is skipped, all
-its gradients failed, when any of those has failed. That is conservative: step
-by step, a leaf whose gradient path reads nothing failed (``w`` in ``loss =
-(bad + w).sum()``: the gradient of an add reads no input) would get its
-gradient; here it fails with the rest -- the one place this path fails more
-than step by step does. A backward cut into pieces (``_cuts.py``) shares one
-environment across its pieces' engine ops, and so shares the failure map
-too (in the chain's aliases, under :data:`KEY`): a piece after a head that
+over the whole recorded graph, where step by step is one op per recorded
+node, each reading its forward's inputs. It runs when its graph is whole --
+no head, head gradient, leaf or frontier it reads has failed -- and a
+``.grad`` it adds into that had failed stays failed (step by step, that
+accumulation reads the failed array). It is skipped, all its gradients
+failed, when any of those has failed. Step by step gives the same wherever
+one head is concerned (the head's own node reads the failed input, so every
+gradient below it fails); it is conservative for a backward of several heads
+of which only some failed: step by step, a leaf only the good heads reach
+gets its gradient, here it fails with the rest.
+
+A backward cut into pieces (``_cuts.py``) shares one environment across
+its pieces' engine ops, and so shares the failure map too (in the chain's aliases, under :data:`KEY`): a piece after a head that
 ran step by step runs step by step as well, so a frontier the head never
 made is seen as failed, not read as ``None``. An :class:`OpaqueStep` reads
 everything it writes: it runs or is skipped whole, as its engine op would be.
@@ -52,7 +55,7 @@ from typing import Any
 import torch
 
 from autopar._capture._backends import Runner
-from autopar._capture._trace import BackwardStep, KernelStep, Operand, Step
+from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
 from autopar.devices import Device
 from autopar.engine import _failures
 from autopar.engine._var import Failure
@@ -84,10 +87,11 @@ def _stops(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
 class Stepwise:
     """A segment's steps, run one by one with a failure per slot (module note)."""
 
-    __slots__ = ("plan", "size")
+    __slots__ = ("plan", "size", "slots")
 
-    def __init__(self, steps: Sequence[Step], runners: Sequence[Runner], size: int) -> None:
-        self.size = size
+    def __init__(self, steps: Sequence[Step], runners: Sequence[Runner], slots: Sequence[Slot]) -> None:
+        self.size = len(slots)
+        self.slots = slots
         self.plan = [(step, runner, *_stops(step), tuple(step.writes)) for step, runner in zip(steps, runners)]
 
     def __call__(self, env: list[Any], aliases: dict[Any, Any], failed: dict[int, Failure], device: Device) -> None:
@@ -100,6 +104,11 @@ class Stepwise:
                         break
                 if failure is None:
                     still = [(s, failed[s]) for s in kept if s in failed]
+                    target = step.target if type(step) is KernelStep else None
+                    if target is not None and env[target.slot] is None:  # a whole write of a slot whose
+                        slot = self.slots[target.slot]  # producer was skipped: a new tensor, as eagerly
+                        env[target.slot] = torch.empty(slot.shape, dtype=slot.dtype.torch,
+                                                       device=slot.device.torch_device)  # fmt: skip
                     try:
                         runner(env, aliases)
                     except Exception as error:  # its own failure, as its op's step by step

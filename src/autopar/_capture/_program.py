@@ -88,7 +88,7 @@ class Program:
                     runners.append(_backends.opaque_runner(step, self.slots))
             seg.loads = tuple(s for s in seg.loads if self.slots[s].dtype is not None)
             fn = _backends.body(runners, len(self.slots), seg.loads, seg.publish)
-            seg.stepwise = _failed.Stepwise([self.steps[i] for i in seg.steps], runners, len(self.slots))
+            seg.stepwise = _failed.Stepwise([self.steps[i] for i in seg.steps], runners, self.slots)
             kind, reason = "replay", ""
             if mode != "replay":
                 kernels = sum(1 for i in seg.steps if type(self.steps[i]) is KernelStep)
