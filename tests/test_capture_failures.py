@@ -225,3 +225,62 @@ def test_the_random_programs_mix_failed_and_good_results() -> None:
         failed = sum(1 for g in got if not isinstance(g, np.ndarray))
         mixed += 0 < failed < len(got) - 2  # (the failed input itself is always among them)
     assert mixed >= 7
+
+
+# -- training steps -------------------------------------------------------------------------------------
+
+
+def _mlp(seed: int = 0) -> list[ap.NDArray]:
+    rng = np.random.default_rng(seed)
+    return [_array(rng.standard_normal(shape).astype(np.float32)) for shape in ((4, 8), (8,), (8, 3), (3,))]
+
+
+def _forward(params: list[ap.NDArray], X: ap.NDArray) -> ap.NDArray:
+    return (X @ params[0] + params[1]).relu() @ params[2] + params[3]
+
+
+def _training_step() -> tuple[list[ap.NDArray], ap.NDArray, Callable[..., Any]]:
+    from autopar.nn import functional as F
+
+    params = _mlp()
+    for p in params:
+        p.attach_grad()
+    count = ap.zeros(())  # state the step updates from nothing the failure touches
+
+    def step(X: ap.NDArray, y: ap.NDArray) -> ap.NDArray:
+        with autograd.record():
+            loss = F.cross_entropy(_forward(params, X), y)
+        loss.backward()
+        for p in params:
+            p -= 0.1 * p.grad
+        c = count
+        c += 1
+        return loss
+
+    return params, count, step
+
+
+def test_a_training_step_whose_batch_fails_while_pending_fails_as_step_by_step(eng: Any) -> None:
+    rng = np.random.default_rng(1)
+    X = [rng.standard_normal((5, 4)).astype(np.float32) for _ in range(2)]
+    y = _array(np.arange(5) % 3)
+
+    def run(step: Callable[..., Any], params: list[ap.NDArray], count: ap.NDArray) -> list[Any]:
+        for _ in range(2):  # (traced, then replayed)
+            step(_array(X[0]), y)
+        bad, gate = _pending_failure((5, 4))
+        loss = step(bad, y)
+        gate.open()
+        seen = [_outcome(a) for a in (loss, count, *params, *(p.grad for p in params))]
+        later = step(_array(X[1]), y)  # the parameters failed: so does every later step, as eagerly
+        return seen + [_outcome(a) for a in (later, count, *params)]
+
+    params, count, step = _training_step()
+    want = run(step, params, count)
+    params, count, step = _training_step()
+    captured = ap.capture(step, mode="replay")
+    got = run(captured, params, count)
+    _same(got, want)
+    assert isinstance(got[1], np.ndarray) and got[1] == 3.0  # the counter never reads the failure
+    assert all(not isinstance(g, np.ndarray) for g in got[2:10])  # every parameter and gradient failed
+    assert captured.traced == 1

@@ -43,8 +43,11 @@ gets its gradient, here it fails with the rest.
 A backward cut into pieces (``_cuts.py``) shares one environment across
 its pieces' engine ops, and so shares the failure map too (in the chain's aliases, under :data:`KEY`): a piece after a head that
 ran step by step runs step by step as well, so a frontier the head never
-made is seen as failed, not read as ``None``. An :class:`OpaqueStep` reads
-everything it writes: it runs or is skipped whole, as its engine op would be.
+made is seen as failed, not read as ``None``. An :class:`OpaqueStep` (an
+engine op the function pushed itself) is stopped as its op would be: by a
+failure on what it reads, not on what it only writes -- so the data-parallel
+step's no-op overwrite of a gradient bucket clears a failure an earlier step
+left there, as eagerly.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from typing import Any
 import torch
 
 from autopar._capture._backends import Runner
-from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
+from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Step
 from autopar.devices import Device
 from autopar.engine import _failures
 from autopar.engine._var import Failure
@@ -72,7 +75,7 @@ def _stops(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
             if type(a) is Operand and a.slot not in step.writes:
                 order[a.slot] = None
     kept: tuple[int, ...] = ()
-    reads = set(step.reads)
+    reads = set(step.reads) if type(step) is not OpaqueStep else step.reads - step.overwrites
     if type(step) is BackwardStep:
         kept = tuple(sorted({g.slot for _, g, o in step.leaves if not o or g.view is not None}))
         reads -= set(kept)
