@@ -284,3 +284,58 @@ def test_a_training_step_whose_batch_fails_while_pending_fails_as_step_by_step(e
     assert isinstance(got[1], np.ndarray) and got[1] == 3.0  # the counter never reads the failure
     assert all(not isinstance(g, np.ndarray) for g in got[2:10])  # every parameter and gradient failed
     assert captured.traced == 1
+
+
+def _data_parallel() -> tuple[list[list[ap.NDArray]], Callable[..., Any]]:
+    from autopar import parallel
+    from autopar.nn import functional as F
+
+    replicas = parallel.replicate(_mlp(), [ap.cpu(0), ap.cpu(1)])
+    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=30)  # three buckets
+
+    def train(X0: ap.NDArray, X1: ap.NDArray, y0: ap.NDArray, y1: ap.NDArray) -> list[ap.NDArray]:
+        with autograd.record():
+            losses = [F.cross_entropy(_forward(p, x), t) for p, x, t in zip(replicas, (X0, X1), (y0, y1))]
+        trainer.step(losses)
+        return losses
+
+    return replicas, train
+
+
+def test_a_data_parallel_step_cut_at_buckets_meets_a_pending_failure_as_step_by_step(eng: Any) -> None:
+    """Device 1's batch fails while pending: its backward (cut into pieces that share one environment)
+    is skipped piece by piece, the gradient sums fail every parameter, device 0's loss stays good. The
+    parameters restored (without reading the failure), the next step -- pushed while that failure is
+    still pending -- succeeds, as eagerly: it overwrites the failed gradient buckets before writing them."""
+    ap.set_cpu_devices(2)
+    try:
+        rng = np.random.default_rng(2)
+        Xs = [[rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2)] for _ in range(2)]
+        ys = [_array(np.arange(3) % 3), _array(np.arange(3) % 3).to(ap.cpu(1))]
+
+        def inputs(k: int) -> list[ap.NDArray]:
+            return [_array(Xs[k][0]), _array(Xs[k][1]).to(ap.cpu(1)), *ys]
+
+        def run(replicas: list[list[ap.NDArray]], step: Callable[..., Any]) -> list[Any]:
+            for _ in range(2):
+                step(*inputs(0))
+            kept = [[p.numpy().copy() for p in row] for row in replicas]
+            bad, gate = _pending_failure((3, 4))
+            failing = step(_array(Xs[1][0]), bad.to(ap.cpu(1), non_blocking=True), *ys)
+            for row, values in zip(replicas, kept):
+                for p, v in zip(row, values):
+                    ap.asarray(v, device=p.device).copyto(p)
+            after = step(*inputs(1))
+            gate.open()
+            return [_outcome(a) for a in (*failing, *after, *replicas[0], *replicas[1])]
+
+        want = run(*_data_parallel())
+        replicas, train = _data_parallel()
+        captured = ap.capture(train, mode="replay")
+        got = run(replicas, captured)
+        _same(got, want)
+        assert [isinstance(g, np.ndarray) for g in got[:4]] == [True, False, True, True]
+        assert captured.traced == 1 and any(captured.traces[0].chained.values()), "the backward was not cut"
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

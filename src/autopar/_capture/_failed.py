@@ -32,8 +32,13 @@ A :class:`~autopar._capture._trace.BackwardStep` is one ``torch.autograd.grad``
 over the whole recorded graph, where step by step is one op per recorded
 node, each reading its forward's inputs. It runs when its graph is whole --
 no head, head gradient, leaf or frontier it reads has failed -- and a
-``.grad`` it adds into that had failed stays failed (step by step, that
-accumulation reads the failed array). It is skipped, all its gradients
+``.grad`` it adds into, or writes only in part, that had failed stays
+failed (step by step, that write reads the failed array). A ``.grad``
+storage whose every element it overwrites, through the views of several
+leaves, is cleared: the data-parallel step's gradient buckets, each of which
+it overwrites whole just before backward (by an op its trace does not keep,
+it runs eagerly at the trace) so that a failure an earlier step left there
+is cleared. It is skipped, all its gradients
 failed, when any of those has failed. Step by step gives the same wherever
 one head is concerned (the head's own node reads the failed input, so every
 gradient below it fails); it is conservative for a backward of several heads
@@ -52,9 +57,11 @@ left there, as eagerly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from autopar._capture._backends import Runner
@@ -66,9 +73,22 @@ from autopar.engine._var import Failure
 KEY = "failures"  # a chain's failure map (slot -> Failure), kept in the aliases its segments share
 
 
-def _stops(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _covered(shape: tuple[int, ...], views: Sequence[Any]) -> bool:
+    """Whether writing through all of ``views`` writes every element of a storage of ``shape``."""
+    if any(v is None for v in views):
+        return True
+    hit = np.zeros(math.prod(shape), dtype=bool)
+    for v in views:
+        index = np.full((), v.offset, dtype=np.int64)
+        for n, stride in zip(v.shape, v.strides):
+            index = index[..., None] + np.arange(n, dtype=np.int64) * stride
+        hit[index.ravel()] = True
+    return bool(hit.all())
+
+
+def _stops(step: Step, slots: Sequence[Slot]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The slots whose failure stops ``step``, in the order the engine looks, and for a backward the
-    ``.grad`` slots it adds into, whose failure stays on them (module note)."""
+    ``.grad`` slots it adds into or writes only in part, whose failure stays on them (module note)."""
     order: dict[int, None] = {}
     if type(step) is KernelStep:
         for a in step.args:
@@ -77,8 +97,12 @@ def _stops(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
     kept: tuple[int, ...] = ()
     reads = set(step.reads) if type(step) is not OpaqueStep else step.reads - step.overwrites
     if type(step) is BackwardStep:
-        kept = tuple(sorted({g.slot for _, g, o in step.leaves if not o or g.view is not None}))
-        reads -= set(kept)
+        grads: dict[int, list[tuple[Any, bool]]] = {}
+        for _, g, overwrite in step.leaves:
+            grads.setdefault(g.slot, []).append((g.view, overwrite))
+        kept = tuple(sorted(s for s, uses in grads.items() if not all(o for _, o in uses)
+                            or not _covered(slots[s].shape, [v for v, _ in uses])))  # fmt: skip
+        reads -= set(grads)
     for s in sorted(reads):
         if s not in step.writes:
             order[s] = None
@@ -95,7 +119,7 @@ class Stepwise:
     def __init__(self, steps: Sequence[Step], runners: Sequence[Runner], slots: Sequence[Slot]) -> None:
         self.size = len(slots)
         self.slots = slots
-        self.plan = [(step, runner, *_stops(step), tuple(step.writes)) for step, runner in zip(steps, runners)]
+        self.plan = [(step, runner, *_stops(step, slots), tuple(step.writes)) for step, runner in zip(steps, runners)]
 
     def __call__(self, env: list[Any], aliases: dict[Any, Any], failed: dict[int, Failure], device: Device) -> None:
         with torch.no_grad():
