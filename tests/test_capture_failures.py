@@ -339,3 +339,27 @@ def test_a_data_parallel_step_cut_at_buckets_meets_a_pending_failure_as_step_by_
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_a_backward_of_two_heads_one_failed_while_pending_fails_only_what_that_head_reaches(eng: Any) -> None:
+    def step(w: ap.NDArray, v: ap.NDArray, X: ap.NDArray, Y: ap.NDArray) -> tuple[ap.NDArray, ap.NDArray]:
+        with autograd.record():
+            first, second = (X * w).sum(), (Y * v * w[::-1]).sum()
+        autograd.backward([first, second])
+        return first, second
+
+    def run(fn: Callable[..., Any]) -> list[Any]:
+        w, v, u = ap.ones(2) + 0, ap.ones(2) + 0, ap.ones(2) + 0
+        for p in (w, v):
+            p.attach_grad()
+        for _ in range(2):
+            fn(w, v, u, u)
+        bad, gate = _pending_failure()
+        heads = fn(w, v, bad, ap.arange(2.0) + 0)
+        gate.open()
+        return [_outcome(a) for a in (*heads, w.grad, v.grad)]
+
+    want = run(step)
+    got = run(ap.capture(step, mode="replay"))
+    _same(got, want)
+    assert [isinstance(g, np.ndarray) for g in got] == [False, True, False, True]  # w is reached from both

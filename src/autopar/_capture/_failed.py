@@ -30,40 +30,45 @@ their replay runners (``_backends.py``), a failure per *slot*:
 
 A :class:`~autopar._capture._trace.BackwardStep` is one ``torch.autograd.grad``
 over the whole recorded graph, where step by step is one op per recorded
-node, each reading its forward's inputs. It runs when its graph is whole --
-no head, head gradient, leaf or frontier it reads has failed -- and a
-``.grad`` it adds into, or writes only in part, that had failed stays
-failed (step by step, that write reads the failed array). A ``.grad``
-storage whose every element it overwrites, through the views of several
-leaves, is cleared: the data-parallel step's gradient buckets, each of which
-it overwrites whole just before backward (by an op its trace does not keep,
-it runs eagerly at the trace) so that a failure an earlier step left there
-is cleared. It is skipped, all its gradients
-failed, when any of those has failed. Step by step gives the same wherever
-one head is concerned (the head's own node reads the failed input, so every
-gradient below it fails); it is conservative for a backward of several heads
-of which only some failed: step by step, a leaf only the good heads reach
-gets its gradient, here it fails with the rest.
+node, each reading its forward's inputs -- so a gradient fails exactly when
+a failed head reaches its leaf (the head's own node reads the failed input,
+and every node below it then reads a failed gradient). A backward whose
+heads, head gradients and leaves hold no failure runs; one of a single head
+that failed is skipped, all its gradients failed; one of several heads of
+which some failed (:class:`_Heads`) runs over the good heads only, and the
+leaves the failed heads reach -- found by walking the recorded steps before
+it back from those heads, slot by slot (an in-place write only widens it) --
+take their failure. A ``.grad`` it adds into, or writes only in part, that
+had failed stays failed (step by step, that write reads the failed array).
+A ``.grad`` storage whose every element it overwrites, through the views of
+several leaves, is cleared: the data-parallel step's gradient buckets, each
+of which it overwrites whole just before backward (by an op its trace does
+not keep: it runs eagerly at the trace) so that a failure an earlier step
+left there is cleared. A backward cut into pieces with several heads of
+which some failed fails all its gradients, conservatively (its pieces pass
+gradients on, and the split above would have to follow them); the
+data-parallel step's backward has one head per device.
 
 A backward cut into pieces (``_cuts.py``) shares one environment across
-its pieces' engine ops, and so shares the failure map too (in the chain's aliases, under :data:`KEY`): a piece after a head that
-ran step by step runs step by step as well, so a frontier the head never
-made is seen as failed, not read as ``None``. An :class:`OpaqueStep` (an
-engine op the function pushed itself) is stopped as its op would be: by a
-failure on what it reads, not on what it only writes -- so the data-parallel
-step's no-op overwrite of a gradient bucket clears a failure an earlier step
-left there, as eagerly.
+its pieces' engine ops, and so shares the failure map too (in the chain's
+aliases, under :data:`KEY`): a piece after a head that ran step by step runs
+step by step as well, so a frontier the head never made is seen as failed,
+not read as ``None``. An :class:`OpaqueStep` (an engine op the function
+pushed itself) is stopped as its op would be: by a failure on what it reads,
+not on what it only writes (an overwrite, which runs and clears it).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import torch
 
+from autopar._capture import _backends
 from autopar._capture._backends import Runner
 from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Step
 from autopar.devices import Device
@@ -111,6 +116,49 @@ def _stops(step: Step, slots: Sequence[Slot]) -> tuple[tuple[int, ...], tuple[in
     return tuple(order), kept
 
 
+class _Heads:
+    """A backward of several heads (not cut into pieces), some of which may fail: which recorded
+    steps before it lead where (``made``, ``inputs``: slots), to find the leaves a failed head reaches."""
+
+    __slots__ = ("step", "graph", "apart")
+
+    def __init__(self, step: BackwardStep, before: Sequence[Step]) -> None:
+        self.step = step
+        self.apart = {h.slot for h in step.heads} | {g.slot for g in step.head_grads if g is not None}
+        self.graph = [(set(s.outs) | ({s.target.slot} if s.target is not None else set()),
+                       {s.args[p].slot for p in s.positions if type(s.args[p]) is Operand})
+                      for s in before if type(s) is KernelStep and s.grad]  # fmt: skip
+
+    def run(self, env: list[Any], aliases: dict[Any, Any], failed: dict[int, Failure], slots: Sequence[Slot],
+            device: Device) -> tuple[Failure | None, dict[int, Failure]]:  # fmt: skip
+        """Torch's gradients of the good heads only; the ``.grad`` slots of the leaves a failed head reaches
+        take its failure (step by step, their gradient reads it). Returns the step's own failure, if it
+        raised, and the slots failed so."""
+        step = self.step
+        good: list[int] = []
+        reached: set[int] = set()
+        first: Failure | None = None
+        for k, (h, g) in enumerate(zip(step.heads, step.head_grads)):
+            failure = failed.get(h.slot) or (failed.get(g.slot) if g is not None else None)
+            if failure is None:
+                good.append(k)
+            else:
+                first = first or failure
+                reached.add(h.slot)
+        for made, inputs in reversed(self.graph):  # (over the slots: an in-place write only widens it)
+            if made & reached:
+                reached |= inputs
+        assert first is not None  # (the caller found a failed head)
+        if not good:  # every head failed: so does every gradient, as step by step
+            return first, {}
+        part = replace(step, heads=tuple(step.heads[k] for k in good), head_grads=tuple(step.head_grads[k] for k in good))
+        try:
+            _backends.backward_runner(part, slots)(env, aliases)
+        except Exception as error:  # its own failure, as its ops' step by step
+            return _failures.new_named(step.name, device, error), {}
+        return None, {g.slot: first for leaf, g, _ in step.leaves if leaf in reached}
+
+
 class Stepwise:
     """A segment's steps, run one by one with a failure per slot (module note)."""
 
@@ -119,17 +167,33 @@ class Stepwise:
     def __init__(self, steps: Sequence[Step], runners: Sequence[Runner], slots: Sequence[Slot]) -> None:
         self.size = len(slots)
         self.slots = slots
-        self.plan = [(step, runner, *_stops(step, slots), tuple(step.writes)) for step, runner in zip(steps, runners)]
+        self.plan = []
+        for k, (step, runner) in enumerate(zip(steps, runners)):
+            stops, kept = _stops(step, slots)
+            heads = None
+            if type(step) is BackwardStep and len(step.heads) > 1 and not step.above and not step.below:
+                heads = _Heads(step, steps[:k])  # (a failed leaf is reached from failed heads only)
+                stops = tuple(s for s in stops if s not in heads.apart and s not in {e[0] for e in step.leaves})
+            self.plan.append((step, runner, stops, kept, tuple(step.writes), heads))
 
     def __call__(self, env: list[Any], aliases: dict[Any, Any], failed: dict[int, Failure], device: Device) -> None:
         with torch.no_grad():
-            for step, runner, stops, kept, writes in self.plan:
+            for step, runner, stops, kept, writes, heads in self.plan:
                 failure = None
                 for s in stops:
                     failure = failed.get(s)
                     if failure is not None:
                         break
-                if failure is None:
+                if failure is None and heads is not None and any(s in failed for s in heads.apart):
+                    still = [(s, failed[s]) for s in kept if s in failed]
+                    failure, lost = heads.run(env, aliases, failed, self.slots, device)
+                    if failure is None:
+                        for w in writes:
+                            failed.pop(w, None)
+                        failed.update(lost)
+                        failed.update(still)
+                        continue
+                elif failure is None:
                     still = [(s, failed[s]) for s in kept if s in failed]
                     target = step.target if type(step) is KernelStep else None
                     if target is not None and env[target.slot] is None:  # a whole write of a slot whose
