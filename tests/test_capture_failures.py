@@ -260,7 +260,8 @@ def _training_step() -> tuple[list[ap.NDArray], ap.NDArray, Callable[..., Any]]:
     return params, count, step
 
 
-def test_a_training_step_whose_batch_fails_while_pending_fails_as_step_by_step(eng: Any) -> None:
+def test_a_training_step_whose_batch_fails_while_pending_fails_as_step_by_step(
+        eng: Any, stepwise_runs: list[int]) -> None:  # fmt: skip
     rng = np.random.default_rng(1)
     X = [rng.standard_normal((5, 4)).astype(np.float32) for _ in range(2)]
     y = _array(np.arange(5) % 3)
@@ -283,7 +284,7 @@ def test_a_training_step_whose_batch_fails_while_pending_fails_as_step_by_step(e
     _same(got, want)
     assert isinstance(got[1], np.ndarray) and got[1] == 3.0  # the counter never reads the failure
     assert all(not isinstance(g, np.ndarray) for g in got[2:10])  # every parameter and gradient failed
-    assert captured.traced == 1
+    assert captured.traced == 1 and stepwise_runs
 
 
 def _data_parallel() -> tuple[list[list[ap.NDArray]], Callable[..., Any]]:
@@ -302,7 +303,8 @@ def _data_parallel() -> tuple[list[list[ap.NDArray]], Callable[..., Any]]:
     return replicas, train
 
 
-def test_a_data_parallel_step_cut_at_buckets_meets_a_pending_failure_as_step_by_step(eng: Any) -> None:
+def test_a_data_parallel_step_cut_at_buckets_meets_a_pending_failure_as_step_by_step(
+        eng: Any, stepwise_runs: list[int]) -> None:  # fmt: skip
     """Device 1's batch fails while pending: its backward (cut into pieces that share one environment)
     is skipped piece by piece, the gradient sums fail every parameter, device 0's loss stays good. The
     parameters restored (without reading the failure), the next step -- pushed while that failure is
@@ -336,12 +338,14 @@ def test_a_data_parallel_step_cut_at_buckets_meets_a_pending_failure_as_step_by_
         _same(got, want)
         assert [isinstance(g, np.ndarray) for g in got[:4]] == [True, False, True, True]
         assert captured.traced == 1 and any(captured.traces[0].chained.values()), "the backward was not cut"
+        assert stepwise_runs
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
 
 
-def test_a_backward_of_two_heads_one_failed_while_pending_fails_only_what_that_head_reaches(eng: Any) -> None:
+def test_a_backward_of_two_heads_one_failed_while_pending_fails_only_what_that_head_reaches(
+        eng: Any, stepwise_runs: list[int]) -> None:  # fmt: skip
     def step(w: ap.NDArray, v: ap.NDArray, X: ap.NDArray, Y: ap.NDArray) -> tuple[ap.NDArray, ap.NDArray]:
         with autograd.record():
             first, second = (X * w).sum(), (Y * v * w[::-1]).sum()
@@ -349,17 +353,19 @@ def test_a_backward_of_two_heads_one_failed_while_pending_fails_only_what_that_h
         return first, second
 
     def run(fn: Callable[..., Any]) -> list[Any]:
-        w, v, u = ap.ones(2) + 0, ap.ones(2) + 0, ap.ones(2) + 0
+        w, v = ap.ones(2) + 0, ap.ones(2) + 0
         for p in (w, v):
             p.attach_grad()
         for _ in range(2):
-            fn(w, v, u, u)
+            fn(w, v, ap.ones(2) + 0, ap.ones(2) + 0)
         bad, gate = _pending_failure()
         heads = fn(w, v, bad, ap.arange(2.0) + 0)
         gate.open()
         return [_outcome(a) for a in (*heads, w.grad, v.grad)]
 
     want = run(step)
-    got = run(ap.capture(step, mode="replay"))
+    captured = ap.capture(step, mode="replay")
+    got = run(captured)
     _same(got, want)
     assert [isinstance(g, np.ndarray) for g in got] == [False, True, False, True]  # w is reached from both
+    assert captured.traced == 1 and stepwise_runs
