@@ -118,6 +118,30 @@ def test_a_compiled_segment_runs_step_by_step_on_a_failure_then_compiled_again(
     assert len(stepwise_runs) == 1 and captured.traces[0].backend == "compile"
 
 
+def _gather(a: ap.NDArray, b: ap.NDArray, x: ap.NDArray, idx: ap.NDArray) -> tuple[ap.NDArray, ...]:
+    return a + 1, ap.take(x, idx), b * 2
+
+
+def test_a_kernel_that_raises_while_the_segment_runs_step_by_step_fails_only_its_own_writes(
+        eng: Any, stepwise_runs: list[int]) -> None:  # fmt: skip
+    """Step by step, an index out of range fails ``take`` alone (a new failure, named after it)."""
+
+    def run(fn: Callable[..., Any]) -> list[Any]:
+        for _ in range(2):
+            fn(ap.ones(2), ap.ones(2), ap.arange(4.0), ap.asarray([0, 3]) + 0)
+        bad, gate = _pending_failure()
+        results = fn(bad, ap.arange(2.0), ap.arange(4.0), ap.asarray([0, 7]) + 0)
+        gate.open()
+        return [_outcome(r) for r in results]
+
+    want = run(_gather)
+    captured = ap.capture(_gather, mode="replay")
+    got = run(captured)
+    _same(got, want)
+    assert got[1][0] is IndexError and "'take'" in got[1][1] and isinstance(got[2], np.ndarray)
+    assert captured.traced == 1 and stepwise_runs
+
+
 # -- random programs: elementwise ops, in-place, partial and whole writes, views --------------------------
 
 
