@@ -1,4 +1,4 @@
-"""A captured segment whose engine op meets a failed read: its steps one by one, each failure where step by step puts it.
+"""A captured segment whose engine op meets a failed read: its steps one by one, each failure as step by step.
 
 Design note
 -----------
@@ -80,9 +80,12 @@ KEY = "failures"  # a chain's failure map (slot -> Failure), kept in the aliases
 
 def _covered(shape: tuple[int, ...], views: Sequence[Any]) -> bool:
     """Whether writing through all of ``views`` writes every element of a storage of ``shape``."""
-    if any(v is None for v in views):
-        return True
-    hit = np.zeros(math.prod(shape), dtype=bool)
+    numel = math.prod(shape)
+    if any(v is None or math.prod(v.shape) == numel and 0 not in v.strides for v in views):
+        return True  # (one view covers it: ``_views.covers``)
+    if sum(math.prod(v.shape) for v in views) < numel:
+        return False
+    hit = np.zeros(numel, dtype=bool)
     for v in views:
         index = np.full((), v.offset, dtype=np.int64)
         for n, stride in zip(v.shape, v.strides):
@@ -151,7 +154,8 @@ class _Heads:
         assert first is not None  # (the caller found a failed head)
         if not good:  # every head failed: so does every gradient, as step by step
             return first, {}
-        part = replace(step, heads=tuple(step.heads[k] for k in good), head_grads=tuple(step.head_grads[k] for k in good))
+        part = replace(step, heads=tuple(step.heads[k] for k in good),
+                       head_grads=tuple(step.head_grads[k] for k in good))
         try:
             _backends.backward_runner(part, slots)(env, aliases)
         except Exception as error:  # its own failure, as its ops' step by step
