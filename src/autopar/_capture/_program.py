@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 
-from autopar._capture import _backends, _staged
+from autopar._capture import _backends, _failed, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
                                      requirement)
@@ -24,6 +24,7 @@ from autopar.arrays import _eager
 from autopar.arrays._array import NDArray, make
 from autopar.arrays._autograd import Leaf
 from autopar.arrays._views import NumpyStorage, Storage
+from autopar.engine import _failures
 from autopar.engine._group import atomic
 
 STALE = object()  # a call whose leaves' .grad changed layout, or whose arguments alias closed-over arrays otherwise than at the trace: trace again
@@ -87,6 +88,7 @@ class Program:
                     runners.append(_backends.opaque_runner(step, self.slots))
             seg.loads = tuple(s for s in seg.loads if self.slots[s].dtype is not None)
             fn = _backends.body(runners, len(self.slots), seg.loads, seg.publish)
+            seg.stepwise = _failed.Stepwise([self.steps[i] for i in seg.steps], runners, self.slots)
             kind, reason = "replay", ""
             if mode != "replay":
                 kernels = sum(1 for i in seg.steps if type(self.steps[i]) is KernelStep)
@@ -125,7 +127,7 @@ class Program:
         """The trace steps before which the chain's pieces' frontiers were made: a compiled forward
         is cut into stages there, so each frontier is a tensor between two compiled graphs."""
         pieces = [self.steps[i] for other in self.segments if other.chain == seg.chain for i in other.steps]
-        return {s.point for s in pieces if type(s) is BackwardStep and s.point >= 0}
+        return {step.point for step in pieces if type(step) is BackwardStep and step.point >= 0}
 
     def _cuts_inside(self, seg: Segment) -> bool:
         return self._cut_points(seg) <= set(seg.steps)
@@ -204,9 +206,8 @@ class Program:
             return STALE
         assert isinstance(storages, list)
         for r in self.read_slots:
-            # A failed read would fail every array the segment writes; step by step, only what depends on
-            # it fails. A failure already recorded is seen here, and the call runs step by step; one
-            # recorded later (its op still pending) fails the segment's writes (the guide says so).
+            # A failure already recorded is seen here, and the call runs eagerly, step by step; one recorded
+            # later (its op still pending) is met by the segment's op, which then runs step by step (_failed.py)
             if storages[r].failure is not None:
                 return FAILED
         self._push(storages)
@@ -235,11 +236,13 @@ class Program:
                 if env is None:
                     env = shared[seg.chain] = ([None] * len(self.slots), {})
             _eager.push(partial(_run_segment, seg, storages, env), tuple(storages[s] for s in seg.reads),
-                        tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane)  # fmt: skip
+                        tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane,
+                        bulk=True)  # fmt: skip
 
 
 def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
-    """The engine op of one segment: preload, run the backend, publish what it made."""
+    """The engine op of one segment: preload, run the backend, publish what it made (or, where a read
+    failed, its steps one by one: ``_failed.py``)."""
     tensors = []
     for s in seg.loads:
         st = storages[s]
@@ -247,9 +250,14 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
         if t is None:  # a .grad made by this call, or an array its failed producer never made: zeros,
             t = st.base().zero_()  # made here, on the lane's stream (and so ordered on a GPU)
         tensors.append(t)
+    if _failures.seen and _failed.stopped(seg.reads, storages, shared):  # a read failed: step by step
+        _failed.run(seg, storages, shared, tensors)
+        return
     out = seg.run(*tensors, shared=shared)
     for s, t in zip(seg.publish, out):
         storages[s].tensor = t.detach() if t.requires_grad else t
+    if _failures.seen:  # pushed as a bulk op: the engine leaves the outcome of its writes to it
+        _failed.succeeded(seg.writes, storages)
 
 
 __all__ = ["FAILED", "Program", "STALE"]

@@ -37,7 +37,8 @@ makes a fresh storage for it). Other internal slots live only in their
 segment's environment. A segment's engine op reads the storage-backed
 slots it reads before it has overwritten them whole (a covering write
 reads nothing: contract, failures rule 2) and writes those it writes; a
-failure inside it fails all of those writes, and nothing else.
+failure inside it fails all of those writes, and nothing else. A read that
+has failed does not stop it: it runs its steps one by one (``_failed.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class Segment:
     ops: int = 0
     run: Any = None  # the backend (``_backends.Backend``)
     chain: int = -1  # segments of one chain share one environment (a backward cut into pieces: ``_cuts.py``)
+    stepwise: Any = None  # its steps one by one, for a call that meets a failed read (``_failed.Stepwise``)
 
 
 def _produced(step: Step) -> tuple[int, ...]:

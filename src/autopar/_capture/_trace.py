@@ -135,8 +135,9 @@ class OpaqueStep:
     fn: Any
     device: Device
     lane: str
-    reads: set[int] = field(default_factory=set)
+    reads: set[int] = field(default_factory=set)  # (what it writes too: its segment reads it)
     writes: set[int] = field(default_factory=set)
+    overwrites: frozenset[int] = frozenset()  # pushed as writes only: a failure there does not stop it
 
 
 Step = KernelStep | BackwardStep | OpaqueStep
@@ -315,7 +316,7 @@ class Tracer:
                     f"{'an argument' if kind == ARG else 'a result made inside the function'}), at {user_line()}; "
                     f"a captured function may push such ops only on arrays it closes over (parameters, state)"
                 )
-        step = OpaqueStep(name, fn, device, lane)
+        step = OpaqueStep(name, fn, device, lane, overwrites=frozenset(slots_w - slots_r))
         step.reads = slots_r | slots_w
         step.writes = slots_w
         self.steps.append(step)

@@ -46,6 +46,7 @@ def push(
     lane: str = "compute",
     inline: bool = False,
     one_thread: bool = False,
+    bulk: bool = False,
 ) -> None:
     """The one call from the array layer into the engine.
 
@@ -54,7 +55,9 @@ def push(
     which the engine may run at once on the calling thread or bulk with the
     small ops pushed right after it (``engine/_bulk.py``); ``one_thread``:
     such a kernel large enough for torch to split across intra-op threads,
-    which it runs on one instead (``Plan.one_thread``).
+    which it runs on one instead (``Plan.one_thread``); ``bulk``: ``fn`` stores
+    the outcome of each var it writes itself, and runs even when a read failed
+    (a captured segment: ``engine.push_checked``).
     """
     if _interpreters.active:
         _interpreters.pushing(fn, reads, writes, device, name, lane)
@@ -62,7 +65,7 @@ def push(
     if inline:
         eng.push_small(fn, (), reads, writes, device, name, lane, one_thread)
     else:
-        eng.push_checked(fn, reads, writes, device, 0, name, lane, False)
+        eng.push_checked(fn, reads, writes, device, 0, name, lane, False, bulk)
 
 
 def bind(entry: OpDef, p: Plan, args: Sequence[Any], static: dict[str, Any], dev: Device, reads: tuple[engine.Var, ...],

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autopar.arrays import _dtypes, _views
+from autopar.arrays import _dtypes, _lean_assign, _views
 from autopar.arrays._dispatch import bind, bind_into, shape_of
 from autopar.arrays._table import TABLE, define, fixed, same
 
@@ -86,6 +86,8 @@ def getitem(a: Any, key: Any) -> Any:
 
 
 def setitem(a: Any, key: Any, value: Any) -> None:
+    if _lean_assign.assign(a, key, value):  # x[k] = 3, x[2:6] = y: the lean path (its note)
+        return
     key = _normalize("index assignment", key)
     if type(value) is not _array.NDArray and type(value) not in (bool, int, float, complex):
         value = _value(value, a)

@@ -153,18 +153,20 @@ def held_results(n: int = 20_000, repeats: int = 7) -> list[Figure]:
 def general_ops(n: int = 5000, repeats: int = 5) -> list[Figure]:
     """Calls that take the dispatcher's general path or a function's lean path, us per call on small
     arrays (results dropped), each against the same call in torch eager: a reduction, a small product, a
-    transposed operand, and an elementwise function of two arrays."""
+    transposed operand, an elementwise function of two arrays, and index assignment (its own lean path)."""
     import torch
 
     import autopar as ap
 
-    x, y = ap.ones(1024), ap.ones((32, 32))
-    tx, ty = torch.ones(1024), torch.ones((32, 32))
+    x, y, v = ap.ones(1024), ap.ones((32, 32)), ap.ones(8)
+    tx, ty, tv = torch.ones(1024), torch.ones((32, 32)), torch.ones(8)
     calls = [
         ("sum(x), 1,024 float32", lambda: ap.sum(x), lambda: torch.sum(tx)),
         ("y @ y, 32x32 float32", lambda: y @ y, lambda: ty @ ty),
         ("y.T + y, 32x32 float32", lambda: y.T + y, lambda: ty.T + ty),
         ("maximum(x, x), 1,024 float32", lambda: ap.maximum(x, x), lambda: torch.maximum(tx, tx)),
+        ("x[5] = 1.0, 1,024 float32", lambda: x.__setitem__(5, 1.0), lambda: tx.__setitem__(5, 1.0)),
+        ("x[3:11] = v, 8 float32", lambda: x.__setitem__(slice(3, 11), v), lambda: tx.__setitem__(slice(3, 11), tv)),
     ]
     figures = []
     for name, ours_call, torch_call in calls:

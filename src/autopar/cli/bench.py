@@ -20,9 +20,12 @@ def add_parser(sub: Any) -> None:
         help="run the benchmark suite (overheads, two-device and overlap ratios, data-parallel training)",
         description="Measure per-op overhead of the engine and the arrays against baselines run in the same "
         "process (direct calls, ThreadPoolExecutor, torch eager, Dask's threaded scheduler when installed), "
-        "the cost of profiling, the chapter's two-device and copy-overlap ratios, and data-parallel training "
-        "of LeNet: 2 devices against 1, the step with gradient sums against the step without, and (without "
-        "--quick) the step against PyTorch DDP run alongside.",
+        "eager ops against torch eager and NumPy (x += 2*y, x + 1 with results held, index assignment, a "
+        "first epoch), the cost of profiling, autopar.capture against torch.compile (without --quick: a "
+        "captured loop, a LeNet step, a data-parallel step on 2 devices against 1), the chapter's two-device "
+        "and copy-overlap ratios, and data-parallel training of LeNet: 2 devices against 1, the step with "
+        "gradient sums against the step without, and (without --quick) the step against PyTorch DDP run "
+        "alongside.",
     )
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for CI; with --cluster, an 8 MB copy)")
     p.add_argument("--json", metavar="FILE", help="also write the figures, with machine info, as JSON")

@@ -30,7 +30,8 @@ seen = False
 def first_failure(op: Op) -> Failure | None:
     """The failure that stops ``op``: one on a var it reads, or writes and reads.
 
-    None for a bulk op: each small op in it is stopped, or not, by its own inputs (``_bulk.py``)."""
+    None for a bulk op: each small op in it is stopped, or not, by its own inputs (``_bulk.py``;
+    a captured segment, each step: ``autopar/_capture/_failed.py``)."""
     if op.bulk:
         return None
     for var in op.reads:

@@ -69,7 +69,7 @@ class Op:
     dependents: list[Op] | None = None  # ops waiting for this one to finish (_device.py)
     blockers = 0  # how many ops this one waits for, that way
     released = False  # its vars were passed on before it finished (device work in flight)
-    bulk = False  # it stands for several small ops, each with its own outcome (_bulk.py)
+    bulk = False  # it stands for several steps, each with its own outcome (_bulk.py; a captured segment)
     t_push = 0
     t_start = 0
     t_end = 0

@@ -62,6 +62,7 @@ class Pushing:
         name: str | None,
         lane: str,
         inline: bool,
+        bulk: bool = False,
     ) -> Op:
         """``push`` for callers that pass tuples of vars and a Device (the array layer).
 
@@ -69,6 +70,9 @@ class Pushing:
         ``inline=True`` lets the op run on the calling thread when it is ready
         at once and its lane is idle: for trusted array kernels, never for user
         functions (they must stay asynchronous, and may call back into autopar).
+        ``bulk=True``: ``fn`` stands for several steps and stores the outcome of
+        every var it writes itself (``Op.bulk``: it runs even when a var it reads
+        has failed, and its success clears no failure) -- a captured segment.
         """
         try:
             if len(writes) == 1 and (not reads or len(reads) == 1 and reads[0] is not writes[0]):
@@ -80,6 +84,8 @@ class Pushing:
             if lane_obj is None:
                 lane_obj = self._make_lane(device, lane)
             op = Op(fn, reads, writes, device, lane, priority, name, next(self._seq), rw, lane_obj)
+            if bulk:
+                op.bulk = True
             self._submit(op, inline)
             return op
         finally:
