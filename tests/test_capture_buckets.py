@@ -138,10 +138,10 @@ def _two_skips_loss(params, x, t):  # type: ignore[no-untyped-def]
     return F.cross_entropy(out, t)
 
 
-def test_a_cut_whose_frontier_holds_a_tensor_and_one_made_from_it_matches_eager() -> None:
-    # The cut before params[2] stops at x0, h1 and tanh(h1): h1 is made from x0, tanh(h1) from h1. The
-    # piece above gives each its whole gradient (through the others too); the piece below, started from
-    # all three, would count the paths through tanh(h1) and h1 twice.
+def test_a_cut_whose_frontier_holds_a_tensor_and_one_made_from_it_is_made_and_matches_eager() -> None:
+    # The cut before params[2] stops at x0, h1 and tanh(h1): h1 is made from x0, tanh(h1) from h1. Without
+    # the graph cut there, the piece above would give each its whole gradient (through the others too)
+    # and the piece below, started from all three, count the paths through tanh(h1) and h1 twice.
     from autopar import parallel
 
     ap.set_cpu_devices(2)
@@ -160,6 +160,8 @@ def test_a_cut_whose_frontier_holds_a_tensor_and_one_made_from_it_matches_eager(
             for a, b in zip(e, m):
                 np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
                 np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6, atol=1e-7)
+        program = trainers[1]._batch_step.traces[0]
+        assert sum(program._is_piece(seg) for seg in program.segments) == 2, "the backward was not cut"
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)

@@ -45,6 +45,7 @@ from typing import Any
 import torch
 
 from autopar.arrays import _views
+from autopar._capture._cuts import CUT, GRAD
 from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot
 
 Runner = Callable[[list[Any], dict[Any, Any]], None]
@@ -240,11 +241,13 @@ def _fast(step: KernelStep, prepared: list[Any]) -> Runner | None:
 
 
 def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
+    """One ``torch.autograd.grad``; a piece of a cut backward (``_cuts.py``) starts from the tensors the
+    cut above it kept, seeded with the gradients the piece before it passed on, and stops at the cut
+    tensors of its own cut -- the graph is cut there, so it frees what it ran (unless asked to retain)."""
     heads = step.heads
     head_grads = step.head_grads
     leaves = step.leaves
-    above, below = step.above, step.below
-    retain = step.retain or bool(below)  # a piece before another: the graph below it is still needed
+    above, below, point = step.above, step.below, step.point
 
     def run(env: list[Any], aliases: dict[Any, Any]) -> None:
         outs: list[Any] = []
@@ -255,12 +258,15 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
             outs.append(t)
             seeds.append(torch.ones_like(t) if g is None else _views.read(env[g.slot], g.view))
         for s in above:  # a later piece of a cut backward: from where the piece before it stopped
-            g = aliases.pop(("grad", s), None)
-            if g is not None:
-                outs.append(env[s])
-                seeds.append(g)
+            passed = aliases.pop((GRAD, s), None)
+            if passed is not None:
+                outs.append(passed[0])
+                seeds.append(passed[1])
+        cuts = [aliases.pop((CUT, point, s), None) for s in below]
+        retain = step.retain or None in cuts  # (a frontier not cut: the graph below it is still needed)
+        cuts = [(env[s], env[s]) if c is None else c for s, c in zip(below, cuts)]
         wanted = [aliases.get(slot) for slot, _, _ in leaves]
-        present = [t for t in wanted if t is not None] + [env[s] for s in below]
+        present = [t for t in wanted if t is not None] + [cut for _, cut in cuts]
         with torch.enable_grad():
             found = iter(torch.autograd.grad(outs, present, seeds, retain_graph=retain, allow_unused=True)
                          if present and outs else [None] * len(present))  # fmt: skip
@@ -276,10 +282,10 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
             if not overwrite:
                 value = _views.read(base, grad.view) + value
             _views.write(base, grad.view, value)
-        for s in below:
+        for s, (kept, _) in zip(below, cuts):
             passed = next(found)
             if passed is not None:
-                aliases[("grad", s)] = passed
+                aliases[(GRAD, s)] = (kept, passed)
 
     return run
 

@@ -13,29 +13,53 @@ backward becomes one *piece* per bucket::
 
     forward steps, in trace order:   ....[ region 2 ]....[ region 1 ]....[ region 0 ]  loss
     cut points:                           c2               c1               c0
-    piece 0:  grad(loss)            w.r.t. bucket 0's leaves + frontier 0
-    piece 1:  grad(frontier 0, g0)  w.r.t. bucket 1's leaves + frontier 1
-    piece 2:  grad(frontier 1, g1)  w.r.t. bucket 2's leaves
+    piece 0:  grad(loss)                 w.r.t. bucket 0's leaves + frontier 0 (cut)
+    piece 1:  grad(frontier 0 (kept), g0) w.r.t. bucket 1's leaves + frontier 1 (cut)
+    piece 2:  grad(frontier 1 (kept), g1) w.r.t. bucket 2's leaves
 
 ``c_j`` is the first recorded step that uses a leaf of buckets ``0..j``;
 *frontier j* the recorded results made before ``c_j`` and used from ``c_j``
-on -- every path of gradients from region ``j`` down crosses it. Piece
-``j`` starts from frontier ``j - 1`` with the gradients piece ``j - 1``
-left for it, so torch's engine runs each backward node once over the
-pieces together, as it would in one call. Each piece after the first is an
-engine op of its own on the device's compute lane, in the same torch
-graph (``_segments.py``: the segments of one *chain* share their
-environment), ordered by a var all pieces of the device write. The
-bucket's sum reads what piece ``j`` wrote, and so starts once it is done.
+on -- every path of gradients from region ``j`` down crosses it.
+
+The torch graph itself is cut there (:class:`CutBefore`): as the forward
+runs, just before ``c_j``, each tensor of frontier ``j`` is *kept* (in the
+chain's aliases, under the cut and its slot) and replaced in the
+environment by ``t.detach().requires_grad_()``, its *cut* tensor, so the
+steps from ``c_j`` on -- and only those: a use before ``c_j`` reads the kept
+one -- build their graph on the cut tensors. Piece ``j`` then computes the
+exact gradients of the cut tensors of frontier ``j`` (its graph stops at
+them) and hands each on with its kept tensor; piece ``j + 1`` runs
+``torch.autograd.grad`` from the kept tensors, seeded with those gradients,
+with respect to its bucket's leaves and the cut tensors of frontier
+``j + 1``. The pieces' graphs are disjoint, so each runs every node of its
+region once and frees it (no ``retain_graph`` between pieces), and the sum
+of them is the whole backward, term for term:
+
+- a skip connection over two cuts (a slot in frontiers ``j`` and ``j - 1``)
+  is cut at each in turn: its cut tensor of ``c_j`` is the kept tensor of
+  ``c_{j-1}``, both an output and an input of piece ``j`` (its gradient is
+  the seed plus what region ``j`` adds), so the paths over ``c_{j-1}`` and
+  those inside region ``j`` are each counted once;
+- a frontier holding ``x0`` and ``h1 = f(x0)``: region ``j + 1``'s graph
+  from the kept ``h1`` runs through ``f`` to the cut ``x0``, and the seed of
+  the kept ``x0`` adds once -- where, without the cut, ``torch.autograd.grad``
+  would give the frontier's ``x0`` its whole gradient (through ``h1`` too)
+  and the piece below, started from both, count the path through ``h1`` twice.
+
+Each piece after the first is an engine op of its own on the device's
+compute lane (``_segments.py``: the segments of one *chain* share their
+environment), ordered by a var all pieces of the device write. The bucket's
+sum reads what piece ``j`` wrote, and so starts once it is done. Replay,
+the compiled stages (``_staged.py``: the driver cuts between the stages it
+starts at the cut points), the warm-up on clones and the step-by-step path
+(``_failed.py``: the cut is made whether or not the step at it runs) all
+cut the same way.
 
 Buckets whose leaves are used at or above the region of the bucket before
 them (a layer whose weight and bias fall in two buckets) join that bucket's
-piece. The cut is made only where it is exact -- frontiers not shared by
-two cuts (a skip connection over a cut), no frontier tensor made from
-another of its frontier, every bucket reached -- otherwise the backward
-stays one piece. (``torch.autograd.grad`` gives a frontier tensor its whole
-gradient, through the tensors made from it too: started from both, the
-piece below would count those paths twice.)
+piece. The cut is made only where every bucket is reached, each frontier
+holds a tensor and the heads are made in region 0 (the first piece starts
+from them); otherwise the backward stays one piece.
 """
 
 from __future__ import annotations
@@ -45,6 +69,8 @@ from dataclasses import replace
 from typing import Any
 
 from autopar._capture._trace import INTERNAL, BackwardStep, KernelStep, Operand
+
+CUT, GRAD = "cut", "grad"  # keys of the chain's aliases: a cut's kept and cut tensors; a gradient passed on
 
 
 def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | None:
@@ -90,11 +116,8 @@ def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | Non
         if not found:
             return None
         frontiers.append(tuple(found))
-    for upper, lower in zip(frontiers, frontiers[1:]):
-        if set(upper) & set(lower):
-            return None
-    if any(_made_from_another(frontier, steps) for frontier in frontiers):
-        return None
+    if any(made.get(h.slot, math.inf) < points[0] for h in whole.heads):
+        return None  # a head made above the first cut: the first piece, started from it, would miss the rest
     order = tracer._new(INTERNAL, object(), (), None, whole.device, None)  # orders the pieces of this device
     pieces = []
     for j, g in enumerate(groups):
@@ -108,18 +131,25 @@ def cut(tracer: Any, whole: BackwardStep, cuts: Any) -> list[BackwardStep] | Non
     return pieces
 
 
-def _made_from_another(frontier: tuple[int, ...], steps: list[tuple[int, KernelStep]]) -> bool:
-    """Whether a tensor of ``frontier`` is made, through recorded steps, from another of it (module note)."""
-    inside = set(frontier)
-    reach: dict[int, set[int]] = {}  # a recorded result -> the frontier tensors it is made from
-    for _, s in steps:
-        found: set[int] = set()
-        for pos in s.positions:
-            a = s.args[pos]
-            if type(a) is Operand:
-                found |= reach.get(a.slot, set()) | ({a.slot} & inside)
-        for o in s.outs:
-            if found & (inside - {o}) and o in inside:
-                return True
-            reach[o] = found
-    return False
+class CutBefore:
+    """The runner of the step at a cut point, the graph cut before it (module note): each tensor of
+    the frontier kept, under ``(CUT, point, slot)`` in the chain's aliases, with its cut tensor, which
+    the environment holds from here on."""
+
+    __slots__ = ("inner", "point", "frontier")
+
+    def __init__(self, inner: Any, point: int, frontier: tuple[int, ...]) -> None:
+        self.inner = inner
+        self.point = point
+        self.frontier = frontier
+
+    def detach(self, env: list[Any], aliases: dict[Any, Any]) -> None:
+        for s in self.frontier:
+            kept = env[s]
+            if kept is not None and kept.requires_grad:  # (None: not made, its producer failed: _failed.py)
+                cut = env[s] = kept.detach().requires_grad_()
+                aliases[(CUT, self.point, s)] = (kept, cut)
+
+    def __call__(self, env: list[Any], aliases: dict[Any, Any]) -> None:
+        self.detach(env, aliases)
+        self.inner(env, aliases)

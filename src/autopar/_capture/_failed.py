@@ -53,7 +53,8 @@ A backward cut into pieces (``_cuts.py``) shares one environment across
 its pieces' engine ops, and so shares the failure map too (in the chain's
 aliases, under :data:`KEY`): a piece after a head that ran step by step runs
 step by step as well, so a frontier the head never made is seen as failed,
-not read as ``None``. An :class:`OpaqueStep` (an engine op the function
+not read as ``None``; the graph is cut before a step at a cut point
+whether or not the step runs (``_cuts.CutBefore``). An :class:`OpaqueStep` (an engine op the function
 pushed itself) is stopped as its op would be: by a failure on what it reads,
 not on what it only writes (an overwrite, which runs and clears it).
 """
@@ -70,6 +71,7 @@ import torch
 
 from autopar._capture import _backends
 from autopar._capture._backends import Runner
+from autopar._capture._cuts import CutBefore
 from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Step
 from autopar.devices import Device
 from autopar.engine import _failures
@@ -188,6 +190,8 @@ class Stepwise:
                     failure = failed.get(s)
                     if failure is not None:
                         break
+                if failure is not None and type(runner) is CutBefore:  # the graph is cut there all the same
+                    runner.detach(env, aliases)
                 if failure is None and heads is not None and any(s in failed for s in heads.apart):
                     still = [(s, failed[s]) for s in kept if s in failed]
                     failure, lost = heads.run(env, aliases, failed, self.slots, device)

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 
-from autopar._capture import _backends, _failed, _staged
+from autopar._capture import _backends, _cuts, _failed, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
                                      requirement)
@@ -76,10 +76,13 @@ class Program:
                             for slot, g, _ in step.leaves]  # fmt: skip
         why_not = _backends.compiler_available() if mode != "replay" else ""
         for seg in self.segments:
-            runners = []
+            runners: list[_backends.Runner] = []
+            frontiers = self._cut_frontiers(seg)
             for i in seg.steps:
                 step = self.steps[i]
-                if type(step) is KernelStep:
+                if type(step) is KernelStep and i in frontiers:  # the graph is cut before it (_cuts.py)
+                    runners.append(_cuts.CutBefore(_backends.kernel_runner(step, self.slots), i, frontiers[i]))
+                elif type(step) is KernelStep:
                     runners.append(_backends.kernel_runner(step, self.slots))
                 elif type(step) is BackwardStep:
                     runners.append(_backends.backward_runner(step, self.slots))
@@ -108,10 +111,10 @@ class Program:
                     kind = "compile"
             make = fallback = None
             if kind == "compile":
-                points = self._cut_points(seg)
+                cuts: dict[int, _backends.Runner] = {k: r.detach for k, r in enumerate(runners)
+                                                     if type(r) is _cuts.CutBefore}  # fmt: skip
                 make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
-                                    seg.publish, name, seg.device.kind == "cuda",
-                                    frozenset(k for k, i in enumerate(seg.steps) if i in points))  # fmt: skip
+                                    seg.publish, name, seg.device.kind == "cuda", cuts)  # fmt: skip
                 if seg.device.kind == "cpu":
                     fallback = partial(make, cpp=False)
             seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
@@ -123,14 +126,14 @@ class Program:
         """A later piece of a cut backward: its engine op runs ``torch.autograd.grad`` in its head's graph."""
         return self.segments[seg.chain] is not seg
 
-    def _cut_points(self, seg: Segment) -> set[int]:
-        """The trace steps before which the chain's pieces' frontiers were made: a compiled forward
-        is cut into stages there, so each frontier is a tensor between two compiled graphs."""
+    def _cut_frontiers(self, seg: Segment) -> dict[int, tuple[int, ...]]:
+        """The trace steps before which the torch graph of the chain is cut, each with the frontier it
+        cuts (the slots a piece stops at): a compiled forward is cut into stages there too."""
         pieces = [self.steps[i] for other in self.segments if other.chain == seg.chain for i in other.steps]
-        return {step.point for step in pieces if type(step) is BackwardStep and step.point >= 0}
+        return {step.point: step.below for step in pieces if type(step) is BackwardStep and step.point >= 0}
 
     def _cuts_inside(self, seg: Segment) -> bool:
-        return self._cut_points(seg) <= set(seg.steps)
+        return set(self._cut_frontiers(seg)) <= set(seg.steps)
 
     def _kind(self, seg: Segment) -> str:
         return self.segments[seg.chain].run.kind if self._is_piece(seg) else seg.run.kind

@@ -30,9 +30,11 @@ one thread's samples/s with the Python wrapper, 1.8-2.0x with the C++ one).
 Where the C++ wrapper fails, the stage compiles with the Python one.
 
 A backward cut at gradient buckets (``_cuts.py``) cuts the forward into
-stages at the same points (``cut_before``), so that each *frontier* a
-piece stops at is a tensor between two compiled graphs -- inside one graph
-it would have no gradient of its own, and the pieces below would get none.
+stages at the same points (``cuts``), and the driver cuts the torch graph
+between them, as replay does (``_cuts.CutBefore``): each *frontier* a piece
+stops at is an output of one compiled graph, kept, and its cut tensor an
+input of the next -- inside one graph it would have no gradient of its own,
+and the pieces below would get none.
 """
 
 from __future__ import annotations
@@ -106,24 +108,30 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed
 
 
 def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
-         name: str, cuda: bool, cut_before: frozenset[int] = frozenset()) -> Callable[..., Callable[..., Any]]:  # fmt: skip
+         name: str, cuda: bool, cuts: dict[int, _backends.Runner] | None = None) -> Callable[..., Callable[..., Any]]:  # fmt: skip
     """A factory of the segment's compiled driver (called once, by ``Backend``'s first compiled run);
-    ``cut_before``: positions in ``seg_steps`` where a stage must start (a backward's cut points)."""
-    runs: list[list[Step]] = [[]]
+    ``cuts``: positions in ``seg_steps`` where a backward's graph is cut (``_cuts.CutBefore.detach``,
+    run by the driver between the stage before and the stage that starts there)."""
+    cuts = cuts or {}
+    runs: list[list[Step] | _backends.Runner] = [[]]
     for position, step in enumerate(seg_steps):
-        if position in cut_before and runs[-1]:
+        if position in cuts:
+            runs.append(cuts[position])
             runs.append([])
         if type(step) is KernelStep:
-            runs[-1].append(step)
+            runs[-1].append(step)  # type: ignore[union-attr]
         else:
             runs.append([step])
             runs.append([])
-    runs = [r for r in runs if r]
+    runs = [r for r in runs if not isinstance(r, list) or r]
 
     def factory(cpp: bool = True) -> Callable[..., Any]:
         plan: list[Any] = []
         needed = set(publish)  # a stage returns only what is read after it (else inductor keeps every value)
         for run_of in reversed(runs):
+            if not isinstance(run_of, list):  # a cut: run between the stages, as in replay
+                plan.append(("eager", run_of))
+                continue
             if type(run_of[0]) is not KernelStep:
                 step = run_of[0]
                 assert type(step) is BackwardStep
