@@ -66,7 +66,9 @@ def test_an_independent_step_is_not_held_behind_a_segment_that_waits() -> None:
 
 
 def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
-    """Two layers, one gradient bucket each: backward cut into two pieces per device."""
+    """Two layers, one gradient bucket each, the first one's pre-activation added to the output (a skip
+    connection over the cut): backward cut into two pieces per device, the cut stopping at the
+    pre-activation and at its relu, one made from the other."""
     from autopar import parallel
     from autopar.nn import functional as F
 
@@ -78,7 +80,8 @@ def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
     trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=4 * 16 + 4)  # the last layer
 
     def net(x, p):  # type: ignore[no-untyped-def]
-        return F.linear(F.relu(F.linear(x, p[0], p[1])), p[2], p[3])
+        z = F.linear(x, p[0], p[1])
+        return F.linear(F.relu(z), p[2], p[3]) + z[:, :4]
 
     def train_batch(X, y):  # type: ignore[no-untyped-def]
         Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
@@ -91,10 +94,15 @@ def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
-def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager() -> None:
+def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     # The forward is compiled in stages cut where backward is cut: each frontier between two pieces is
-    # a tensor between two compiled graphs. Compiled as one graph, the later pieces would find no path
-    # from the frontier to the first layers' weights, and those would never learn.
+    # a tensor between two compiled graphs, the torch graph cut between them. Compiled as one graph, the
+    # later pieces would find no path from the frontier to the first layers' weights, and those would
+    # never learn; not cut, the path through the skip would count twice.
+    import torch._inductor.config
+
+    monkeypatch.setattr(torch._inductor.config, "compile_threads", 1)  # (no pool of compile workers to fork)
     ap.set_cpu_devices(2)
     try:
         rng = np.random.default_rng(0)
