@@ -66,22 +66,24 @@ def test_an_independent_step_is_not_held_behind_a_segment_that_waits() -> None:
 
 
 def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
-    """Two layers, one gradient bucket each, the first one's pre-activation added to the output (a skip
-    connection over the cut): backward cut into two pieces per device, the cut stopping at the
-    pre-activation and at its relu, one made from the other."""
+    """Three layers, one gradient bucket each, the first one's pre-activation ``z`` added to the second
+    one's output and to the last one's (a skip connection over both cuts, used between them too):
+    backward cut into three pieces per device, the lower cut stopping at ``z`` and at ``relu(z)``, one
+    made from the other."""
     from autopar import parallel
     from autopar.nn import functional as F
 
     devices = [ap.cpu(0), ap.cpu(1)]
     rng = np.random.default_rng(1)
-    shapes = [(16, 12), (16,), (4, 16), (4,)]
+    shapes = [(16, 12), (16,), (16, 16), (16,), (4, 16), (4,)]
     params = [ap.asarray((rng.standard_normal(s) * 0.3).astype(np.float32)) for s in shapes]
     replicas = parallel.replicate(params, devices)
     trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=4 * 16 + 4)  # the last layer
 
     def net(x, p):  # type: ignore[no-untyped-def]
         z = F.linear(x, p[0], p[1])
-        return F.linear(F.relu(z), p[2], p[3]) + z[:, :4]
+        h = F.relu(F.linear(F.relu(z), p[2], p[3])) + z
+        return F.linear(h, p[4], p[5]) + z[:, :4]
 
     def train_batch(X, y):  # type: ignore[no-untyped-def]
         Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
@@ -122,7 +124,7 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
             assert not np.array_equal(before, p.numpy()), "a parameter was never updated"
         (program,) = step.traces
         pieces = [seg for seg in program.segments if program._is_piece(seg)]
-        assert len(pieces) == 2, "the backward was not cut"  # one later piece on each device
+        assert len(pieces) == 4, "the backward was not cut"  # two later pieces on each device
         with ap.profile() as prof:
             step(X, y)
             ap.waitall()
