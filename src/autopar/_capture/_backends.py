@@ -7,7 +7,9 @@ recorded, called with the segment's environment: ``env[slot]`` is the
 tensor of a slot (preloaded from the storages for the slots the segment
 reads or writes in place, set by the step that makes it otherwise) and
 ``aliases[slot]`` a leaf's tensor detached and marked ``requires_grad``, made
-by the first recorded step that reads it. A runner does what the eager
+by the first recorded step that reads it (a backward cut at gradient buckets
+keeps there, too, the tensors it cut and the gradients its pieces pass on:
+``_cuts.py``). A runner does what the eager
 interpreter's op does (``arrays/_eager.py``): read through the view, cast to
 the kernel dtype, call the kernel, store a fresh contiguous tensor (cloned
 where torch handed back an input or a view) or write through the target's
