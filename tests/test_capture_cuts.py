@@ -109,3 +109,28 @@ def test_random_layered_models_with_skips_over_cuts_train_as_eagerly(seed: int, 
             np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-6)
         assert _pieces(trainers[1]) >= 2, f"bucket_size={bucket_size}: the backward was not cut"
         _assert_same(*trainers, rtol=1e-5)
+
+
+def test_the_step_by_step_path_cuts_the_graph_as_the_fast_path_does(
+        two_cpus: list[Any], threaded: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Every segment made to run step by step (the path of a call that meets a failed read): the same
+    pieces, cut at the same points, the same gradients and updates as eagerly."""
+    from autopar._capture import _failed
+    from autopar.engine import _failures
+
+    start, loss_fn = _layered(1)
+    rng = np.random.default_rng(11)
+    X, y = rng.standard_normal((6, 5)).astype(np.float32), rng.integers(0, 3, 6)
+    params = [ap.asarray(p) for p in start]
+    trainers = [parallel.DataParallel(parallel.replicate(params, two_cpus), parallel.sgd(lr=0.1), bucket_size=30,
+                                      capture=c) for c in (False, "replay")]  # fmt: skip
+    runs: list[int] = []
+    stopped = _failed.stopped
+    monkeypatch.setattr(_failures, "seen", True)
+    monkeypatch.setattr(_failed, "stopped", lambda *args: runs.append(1) or stopped(*args) or True)
+    for _ in range(3):
+        for t in trainers:
+            t.step_batch(loss_fn, X, y)
+    ap.waitall()
+    assert _pieces(trainers[1]) >= 2 and len(runs) >= 2 * _pieces(trainers[1])
+    _assert_same(*trainers, rtol=1e-5)

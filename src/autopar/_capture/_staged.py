@@ -108,7 +108,8 @@ def _stage(steps: Sequence[KernelStep], slots: Sequence[Slot], size: int, needed
 
 
 def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
-         name: str, cuda: bool, cuts: dict[int, _backends.Runner] | None = None) -> Callable[..., Callable[..., Any]]:  # fmt: skip
+         name: str, cuda: bool,
+         cuts: dict[int, _backends.Runner] | None = None) -> Callable[..., Callable[..., Any]]:  # fmt: skip
     """A factory of the segment's compiled driver (called once, by ``Backend``'s first compiled run);
     ``cuts``: positions in ``seg_steps`` where a backward's graph is cut (``_cuts.CutBefore.detach``,
     run by the driver between the stage before and the stage that starts there)."""
