@@ -74,6 +74,12 @@ class Program:
         self.opaque = any(has_opaque(self.steps, seg) for seg in self.segments)
         self.grad_checks = [(slot, g, _view_key(g.view)) for step in self.steps if type(step) is BackwardStep
                             for slot, g, _ in step.leaves]  # fmt: skip
+        self.cuts: dict[int, dict[int, tuple[int, ...]]] = {}  # chain -> its cut points' frontiers (_cut_frontiers)
+        for seg in self.segments:
+            for i in seg.steps:
+                step = self.steps[i]
+                if type(step) is BackwardStep and step.point >= 0:
+                    self.cuts.setdefault(seg.chain, {})[step.point] = step.below
         why_not = _backends.compiler_available() if mode != "replay" else ""
         for seg in self.segments:
             runners: list[_backends.Runner] = []
@@ -129,8 +135,7 @@ class Program:
     def _cut_frontiers(self, seg: Segment) -> dict[int, tuple[int, ...]]:
         """The trace steps before which the torch graph of the chain is cut, each with the frontier it
         cuts (the slots a piece stops at): a compiled forward is cut into stages there too."""
-        pieces = [self.steps[i] for other in self.segments if other.chain == seg.chain for i in other.steps]
-        return {step.point: step.below for step in pieces if type(step) is BackwardStep and step.point >= 0}
+        return self.cuts.get(seg.chain, {})
 
     def _cuts_inside(self, seg: Segment) -> bool:
         return set(self._cut_frontiers(seg)) <= set(seg.steps)
