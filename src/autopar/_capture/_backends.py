@@ -264,9 +264,9 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
             if passed is not None:
                 outs.append(passed[0])
                 seeds.append(passed[1])
-        cuts = [aliases.pop((CUT, point, s), None) for s in below]
-        retain = step.retain or None in cuts  # (a frontier not cut: the graph below it is still needed)
-        cuts = [(env[s], env[s]) if c is None else c for s, c in zip(below, cuts)]
+        taken = [aliases.pop((CUT, point, s), None) for s in below]  # (kept, cut) where the graph was cut
+        retain = step.retain or None in taken  # (a frontier not cut: the graph below it is still needed)
+        cuts = [(env[s], env[s]) if c is None else c for s, c in zip(below, taken)]
         wanted = [aliases.get(slot) for slot, _, _ in leaves]
         present = [t for t in wanted if t is not None] + [cut for _, cut in cuts]
         with torch.enable_grad():

@@ -53,10 +53,11 @@ A backward cut into pieces (``_cuts.py``) shares one environment across
 its pieces' engine ops, and so shares the failure map too (in the chain's
 aliases, under :data:`KEY`): a piece after a head that ran step by step runs
 step by step as well, so a frontier the head never made is seen as failed,
-not read as ``None``; the graph is cut before a step at a cut point
-whether or not the step runs (``_cuts.CutBefore``). An :class:`OpaqueStep` (an engine op the function
-pushed itself) is stopped as its op would be: by a failure on what it reads,
-not on what it only writes (an overwrite, which runs and clears it).
+not read as ``None``; the graph is cut before a step at a cut point whether
+or not the step runs (``_cuts.CutBefore``). An :class:`OpaqueStep` (an
+engine op the function pushed itself) is stopped as its op would be: by a
+failure on what it reads, not on what it only writes (an overwrite, which
+runs and clears it).
 """
 
 from __future__ import annotations
