@@ -96,15 +96,17 @@ def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
-def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
-        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager() -> None:
     # The forward is compiled in stages cut where backward is cut: each frontier between two pieces is
     # a tensor between two compiled graphs, the torch graph cut between them. Compiled as one graph, the
     # later pieces would find no path from the frontier to the first layers' weights, and those would
     # never learn; not cut, the path through the skip would count twice.
     import torch._inductor.config
 
-    monkeypatch.setattr(torch._inductor.config, "compile_threads", 1)  # (no pool of compile workers to fork)
+    # (no pool of compile workers to fork; config.patch restores the setting -- a monkeypatch deleted it,
+    # and every later compile in the process failed)
+    threads = torch._inductor.config.patch(compile_threads=1)
+    threads.__enter__()
     ap.set_cpu_devices(2)
     try:
         rng = np.random.default_rng(0)
@@ -136,6 +138,7 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+        threads.__exit__(None, None, None)
 
 
 def _two_skips_loss(params, x, t):  # type: ignore[no-untyped-def]

@@ -115,7 +115,7 @@ def test_a_compiled_segment_runs_step_by_step_on_a_failure_then_compiled_again(
     _same(_example(captured, True), _example(_pair, True))
     assert len(stepwise_runs) == 1
     assert [t.tolist() for t in captured(ap.ones(2), ap.arange(2.0))] == [[2.0, 2.0], [0.0, 2.0]]
-    assert len(stepwise_runs) == 1 and captured.traces[0].backend == "compile"
+    assert len(stepwise_runs) == 1 and captured.traces[0].backend == "compile", repr(captured)
 
 
 def _gather(a: ap.NDArray, b: ap.NDArray, x: ap.NDArray, idx: ap.NDArray) -> tuple[ap.NDArray, ...]:

@@ -1,6 +1,7 @@
 """How capture's modes choose a segment's backend, with ``torch.compile`` stood in for (no compile
 here: a stand-in that runs the stage as it is, slower, or failing): auto keeps what compiles,
-fastest keeps the faster, a CPU stage tries the C++ wrapper first and then the Python one."""
+fastest keeps the faster, a CPU stage that trains tries the C++ wrapper first and then the Python one,
+and one that does not takes the Python wrapper."""
 
 from __future__ import annotations
 
@@ -68,18 +69,45 @@ def test_one_kernel_compiles_in_compile_mode_only(compiles) -> None:  # type: ig
         assert backend == "compile" or "one kernel" in repr(f)
 
 
-def test_a_cpu_stage_tries_the_cpp_wrapper_then_the_python_one_then_replays(compiles) -> None:  # type: ignore[no-untyped-def]
+def _train(w, x):  # type: ignore[no-untyped-def]
+    with ap.autograd.record():
+        loss = (ap.tanh(w * x) * 2).sum()
+    loss.backward()
+    with ap.no_grad():
+        w -= 0.1 * w.grad
+    return loss
+
+
+def _run_training(mode: str):  # type: ignore[no-untyped-def]
+    f = ap.capture(_train, mode=mode)
+    w, we, x = ap.ones(4, requires_grad=True), ap.ones(4, requires_grad=True), ap.arange(4.0)
+    for _ in range(3):
+        np.testing.assert_allclose(f(w, x).numpy(), _train(we, x).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(w.numpy(), we.numpy(), rtol=1e-6)
+    return f
+
+
+def test_a_training_cpu_stage_tries_the_cpp_wrapper_then_the_python_one_then_replays(compiles) -> None:  # type: ignore[no-untyped-def]
     calls, how = compiles
-    assert _run("auto").traces[0].backend == "compile" and calls == [True]
+    assert _run_training("auto").traces[0].backend == "compile" and set(calls) == {True}
     calls.clear()
     how["fail"] = {True}
-    f = _run("auto")
-    assert f.traces[0].backend == "compile" and calls == [True, False], calls
+    f = _run_training("auto")
+    assert f.traces[0].backend == "compile" and calls[:2] == [True, False], calls
     calls.clear()
     how["fail"] = {True, False}
-    f = _run("auto")
-    assert f.traces[0].backend == "replay" and calls == [True, False], calls
+    f = _run_training("auto")
+    assert f.traces[0].backend == "replay" and calls[:2] == [True, False], calls
     assert "torch.compile failed (RuntimeError: Python wrapper refused)" in repr(f)
+
+
+def test_a_cpu_stage_that_does_not_train_takes_the_python_wrapper_alone(compiles) -> None:  # type: ignore[no-untyped-def]
+    calls, how = compiles
+    assert _run("auto").traces[0].backend == "compile" and calls == [False]
+    calls.clear()
+    how["fail"] = {False}
+    f = _run("auto")
+    assert f.traces[0].backend == "replay" and calls == [False], calls
 
 
 def test_the_cpp_wrapper_is_asked_for_on_a_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:

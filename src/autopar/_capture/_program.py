@@ -121,7 +121,9 @@ class Program:
                                                      if type(r) is _cuts.CutBefore}  # fmt: skip
                 make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
                                     seg.publish, name, seg.device.kind == "cuda", cuts)  # fmt: skip
-                if seg.device.kind == "cpu":
+                if seg.device.kind == "cpu" and not _trains(self.steps, seg):
+                    make = partial(make, cpp=False)  # (_staged's note: the C++ wrapper pays in training steps)
+                elif seg.device.kind == "cpu":
                     fallback = partial(make, cpp=False)
             seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
             seg.run.reason = reason
@@ -246,6 +248,11 @@ class Program:
             _eager.push(partial(_run_segment, seg, storages, env), tuple(storages[s] for s in seg.reads),
                         tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane,
                         bulk=True)  # fmt: skip
+
+
+def _trains(steps: list[Any], seg: Segment) -> bool:
+    """Whether a segment records gradients or runs a backward (a training step's forward and backward)."""
+    return any(type(steps[i]) is BackwardStep or type(steps[i]) is KernelStep and steps[i].grad for i in seg.steps)
 
 
 def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:

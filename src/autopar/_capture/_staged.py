@@ -22,12 +22,19 @@ hundred buffers. Each stage function
 is made fresh (its own code object) and compiled with ``dynamic=False`` and
 no guards (``_backends.Backend``: a trace is one signature), with
 ``mode="reduce-overhead"`` -- CUDA graphs -- on a CUDA device (not run on a
-GPU here: unverified). On a CPU, inductor's C++ wrapper (``cpp_wrapper``)
-runs a stage's kernels from C++, without the Python interpreter between
-them: two CPU devices' compiled steps then run side by side instead of
-taking turns at the GIL (a LeNet step compiled in two threads: 1.6-1.7x
-one thread's samples/s with the Python wrapper, 1.8-2.0x with the C++ one).
-Where the C++ wrapper fails, the stage compiles with the Python one.
+GPU here: unverified). On a CPU, a segment that trains (records gradients
+or runs a backward) compiles with inductor's C++ wrapper (``cpp_wrapper``),
+which runs a stage's kernels from C++, without the Python interpreter
+between them: two CPU devices' compiled steps then run side by side
+instead of taking turns at the GIL (a LeNet step compiled in two threads:
+1.6-1.7x one thread's samples/s with the Python wrapper, 1.8-2.0x with the
+C++ one; the captured data-parallel step on two devices 1.25x against
+1.55x one device's; one device's captured LeNet step 0.9x the time). Where
+the C++ wrapper fails, the stage compiles with the Python one. Other
+segments keep the Python wrapper: a C++ call takes the interpreter lock
+back at its end to release its tensors, which costs more than the wrapper
+saves on a short fused elementwise kernel (the captured ``x += 2*y`` loop:
+5% slower per call with the C++ wrapper).
 
 A backward cut at gradient buckets (``_cuts.py``) cuts the forward into
 stages at the same points (``cuts``), and the driver cuts the torch graph
