@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import autopar as ap
-from autopar import autograd
 from autopar._capture._backends import compiler_available
 from autopar._capture._segments import split
 from autopar._capture._trace import CONST, OpaqueStep, Slot
@@ -65,34 +64,28 @@ def test_an_independent_step_is_not_held_behind_a_segment_that_waits() -> None:
     assert where[1] != where[2]
 
 
-def _data_parallel_mlp(mode: str):  # type: ignore[no-untyped-def]
+def _skip_mlp_loss(p, x, t):  # type: ignore[no-untyped-def]
+    from autopar.nn import functional as F
+
+    z = F.linear(x, p[0], p[1])
+    h = F.relu(F.linear(F.relu(z), p[2], p[3])) + z
+    return F.cross_entropy(F.linear(h, p[4], p[5]) + z[:, :4], t)
+
+
+def _data_parallel_mlp(capture: bool | str):  # type: ignore[no-untyped-def]
     """Three layers, one gradient bucket each, the first one's pre-activation ``z`` added to the second
     one's output and to the last one's (a skip connection over both cuts, used between them too):
     backward cut into three pieces per device, the lower cut stopping at ``z`` and at ``relu(z)``, one
     made from the other."""
     from autopar import parallel
-    from autopar.nn import functional as F
 
     devices = [ap.cpu(0), ap.cpu(1)]
     rng = np.random.default_rng(1)
     shapes = [(16, 12), (16,), (16, 16), (16,), (4, 16), (4,)]
     params = [ap.asarray((rng.standard_normal(s) * 0.3).astype(np.float32)) for s in shapes]
     replicas = parallel.replicate(params, devices)
-    trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=4 * 16 + 4)  # the last layer
-
-    def net(x, p):  # type: ignore[no-untyped-def]
-        z = F.linear(x, p[0], p[1])
-        h = F.relu(F.linear(F.relu(z), p[2], p[3])) + z
-        return F.linear(h, p[4], p[5]) + z[:, :4]
-
-    def train_batch(X, y):  # type: ignore[no-untyped-def]
-        Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
-        with autograd.record():
-            losses = [F.cross_entropy(net(x, p), t) for x, t, p in zip(Xs, ys, replicas)]
-        trainer.step(losses)
-        return losses
-
-    return replicas, (train_batch if mode == "eager" else ap.capture(train_batch, mode=mode))
+    return replicas, parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=4 * 16 + 4,  # the last layer
+                                           capture=capture)  # fmt: skip
 
 
 @pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
@@ -105,40 +98,40 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
 
     # (no pool of compile workers to fork; config.patch restores the setting -- a monkeypatch deleted it,
     # and every later compile in the process failed)
-    threads = torch._inductor.config.patch(compile_threads=1)
-    threads.__enter__()
-    ap.set_cpu_devices(2)
-    try:
-        rng = np.random.default_rng(0)
-        X = ap.asarray(rng.standard_normal((8, 12)).astype(np.float32))
-        y = ap.asarray(rng.integers(0, 4, 8))
-        eager, eager_step = _data_parallel_mlp("eager")
-        mine, step = _data_parallel_mlp("auto")
-        start = [p.numpy().copy() for p in mine[1]]
-        for _ in range(3):
-            want, got = eager_step(X, y), step(X, y)
-            np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-5)
-        for e, m in zip(eager, mine):
-            for a, b in zip(e, m):
-                np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
-                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
-        for before, p in zip(start, mine[1]):
-            assert not np.array_equal(before, p.numpy()), "a parameter was never updated"
-        (program,) = step.traces
-        pieces = [seg for seg in program.segments if program._is_piece(seg)]
-        assert len(pieces) == 4, "the backward was not cut"  # two later pieces on each device
-        with ap.profile() as prof:
-            step(X, y)
+    with torch._inductor.config.patch(compile_threads=1):
+        ap.set_cpu_devices(2)
+        try:
+            rng = np.random.default_rng(0)
+            X = ap.asarray(rng.standard_normal((8, 12)).astype(np.float32))
+            y = ap.asarray(rng.integers(0, 4, 8))
+            eager, eager_trainer = _data_parallel_mlp(False)
+            mine, trainer = _data_parallel_mlp("auto")
+            start = [p.numpy().copy() for p in mine[1]]
+            for _ in range(3):
+                want = eager_trainer.step_batch(_skip_mlp_loss, X, y)
+                got = trainer.step_batch(_skip_mlp_loss, X, y)
+                np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-5)
+            for e, m in zip(eager, mine):
+                for a, b in zip(e, m):
+                    np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
+                    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+            for before, p in zip(start, mine[1]):
+                assert not np.array_equal(before, p.numpy()), "a parameter was never updated"
+            step = trainer._batch_step
+            (program,) = step.traces
+            pieces = [seg for seg in program.segments if program._is_piece(seg)]
+            assert len(pieces) == 4, "the backward was not cut"  # two later pieces on each device
+            with ap.profile() as prof:
+                trainer.step_batch(_skip_mlp_loss, X, y)
+                ap.waitall()
+            names = {r.name for r in prof.records}
+            for seg in pieces:  # a piece runs in its head's compiled graph, and says so
+                assert program.label(seg).endswith(", compile)") and program.label(seg) in names
+            assert "compile+replay" in repr(step)  # the updates (the optimizer's own engine ops) replay
+            assert all(seg.run.reason == "" for seg in pieces)  # nothing to say why a piece is not compiled: it is
+        finally:
             ap.waitall()
-        names = {r.name for r in prof.records}
-        for seg in pieces:  # a piece runs in its head's compiled graph, and says so
-            assert program.label(seg).endswith(", compile)") and program.label(seg) in names
-        assert "compile+replay" in repr(step)  # the updates (the optimizer's own engine ops) replay
-        assert all(seg.run.reason == "" for seg in pieces)  # nothing to say why a piece is not compiled: it is
-    finally:
-        ap.waitall()
-        ap.set_cpu_devices(1)
-        threads.__exit__(None, None, None)
+            ap.set_cpu_devices(1)
 
 
 def _two_skips_loss(params, x, t):  # type: ignore[no-untyped-def]
