@@ -27,6 +27,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from autopar.benchmarks import Figure
@@ -229,7 +230,7 @@ def data_parallel(steps: int = 20, repeats: int = 5, batch_per_device: int = 128
                   compile_factor: float | None = None) -> list[Figure]:  # fmt: skip
     """samples/s of the captured data-parallel LeNet step on two CPU devices against one, and against DDP."""
     import autopar as ap
-    from autopar import autograd, parallel
+    from autopar import parallel
     from autopar.nn import functional as F, models
 
     ap.waitall()
@@ -242,17 +243,9 @@ def data_parallel(steps: int = 20, repeats: int = 5, batch_per_device: int = 128
             X, y = ap.asarray(images), ap.asarray(labels)
             net = models.build("lenet", 0)
             replicas = parallel.replicate(net.params, devices)
-            trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1))
-
-            def train_batch(X: Any, y: Any, devices: Any = devices, net: Any = net, replicas: Any = replicas,
-                            trainer: Any = trainer) -> Any:  # fmt: skip
-                Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)
-                with autograd.record():
-                    losses = [F.cross_entropy(net(x, p), t) for x, t, p in zip(Xs, ys, replicas)]
-                trainer.step(losses)
-                return losses
-
-            f = ap.capture(train_batch)  # the default mode: compiled where a compiler is available
+            # the default capture mode: compiled where a compiler is available
+            trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), capture=True)
+            f = partial(trainer.step_batch, lambda p, x, t, net=net: F.cross_entropy(net(x, p), t))
             for _ in range(3):
                 f(X, y)
             ap.waitall()
@@ -264,7 +257,7 @@ def data_parallel(steps: int = 20, repeats: int = 5, batch_per_device: int = 128
                 ap.waitall()
                 return batch_per_device * n * steps / (time.perf_counter() - start)
 
-            makers[n] = (run, f)
+            makers[n] = (run, trainer)
         threads = _torch_threads(steps, batch_per_device)
         two, (one, torch_one, torch_two) = _paired(repeats, makers[2][0], makers[1][0], lambda: threads(1),
                                                    lambda: threads(2))  # fmt: skip
@@ -276,7 +269,8 @@ def data_parallel(steps: int = 20, repeats: int = 5, batch_per_device: int = 128
                  statistics.median(two), two, unit="samples/s")  # fmt: skip
     fig.note = (f"{ratio:.2f}x one device ({statistics.median(one):.0f} samples/s); target >= {TARGET_TWO_DEVICES}x: "
                 f"{'met' if ratio >= TARGET_TWO_DEVICES else 'NOT met'}; PyTorch eager in two threads here: "
-                f"{statistics.median(t / o for t, o in zip(torch_two, torch_one)):.2f}x one thread; {makers[2][1]!r}")
+                f"{statistics.median(t / o for t, o in zip(torch_two, torch_one)):.2f}x one thread; "
+                f"{makers[2][1]._batch_step!r}")
     figures = [fig]
     if ddp:
         from autopar.benchmarks import ddp_baseline
