@@ -44,40 +44,35 @@ from typing import Any
 import torch
 
 from autopar import engine
-from autopar.arrays import _autograd, _interpreters, _views
+from autopar.arrays import _autograd, _dtypes, _interpreters, _views
 from autopar.arrays._array import NDArray
 from autopar.arrays._dispatch import _dispatch_modes, _function_mode
 from autopar.arrays._plan import THREADED_WORK, TINY_WORK
 
-_RANGES: dict[Any, tuple[Any, Any]] = {}  # torch dtype -> the values fill_ takes as the copy does
+_LARGEST: dict[Any, float] = {}  # floating or complex torch dtype -> its largest finite value
 
 
-def _range(tdtype: torch.dtype) -> tuple[Any, Any]:
-    found = _RANGES.get(tdtype)
+def _largest(tdtype: torch.dtype) -> float:
+    found = _LARGEST.get(tdtype)
     if found is None:
-        if tdtype.is_floating_point or tdtype.is_complex:
-            largest = float(torch.finfo(tdtype).max)  # (a complex dtype's finfo is its parts')
-            found = (-largest, largest)
-        else:
-            info = torch.iinfo(tdtype)
-            found = (int(info.min), int(info.max))
-        _RANGES[tdtype] = found
+        found = _LARGEST[tdtype] = float(torch.finfo(tdtype).max)  # (a complex dtype's finfo is its parts')
     return found
 
 
-def _fills_exactly(kind: str, tdtype: torch.dtype, value: Any) -> bool:
+def _fills_exactly(dtype: Any, value: Any) -> bool:
     """Whether ``fill_(value)`` stores what the general path's 0-d tensor copy stores (module note)."""
     tv = type(value)
+    kind = dtype.kind
     if kind == "f" or kind == "c":
-        lo, hi = _range(tdtype)
+        hi = _largest(dtype.torch)
         if tv is float:  # fill_ refuses a finite value beyond the dtype's largest, which the copy rounds
-            return lo <= value <= hi or value != value or value in (float("inf"), float("-inf"))
-        return -(1 << 63) <= value < (1 << 63) and lo <= value <= hi
+            return -hi <= value <= hi or value != value or value in (float("inf"), float("-inf"))
+        return -(1 << 63) <= value < (1 << 63) and -hi <= value <= hi
     if kind == "b":
         return tv is bool
     if tv is not int:
         return False
-    lo, hi = _range(tdtype)
+    lo, hi = _dtypes.iinfo_tuple(dtype)
     return lo <= value <= hi
 
 
@@ -112,7 +107,7 @@ def assign(a: Any, key: Any, value: Any) -> bool:
                 value._dtype is not a._dtype or storage.lane is None and source.lane is None or \
                 _autograd.used and value._ag is not None:
             return False
-    elif not (tv is float or tv is int or tv is bool) or not _fills_exactly(a._dtype.kind, storage.dtype.torch, value):
+    elif not (tv is float or tv is int or tv is bool) or not _fills_exactly(a._dtype, value):
         return False
     view = _views.simplify(storage, _views.index("index assignment", _views.layout(storage, None), keys))
     shape = storage.shape if view is None else view.shape
