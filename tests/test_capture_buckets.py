@@ -1,5 +1,7 @@
-"""A captured data-parallel step keeps gradient sums beside backward: the segment rule, and a
-backward cut at gradient buckets that runs compiled (the forward compiled in stages at the cuts)."""
+"""A captured data-parallel step keeps gradient sums beside backward: its backward cut at gradient
+buckets runs compiled (the forward compiled in stages at the cuts) and exactly where a frontier holds a
+tensor and one made from it. (The segment rule that keeps a sum from waiting for a later piece of
+backward: test_capture_segments.py.)"""
 
 from __future__ import annotations
 
@@ -8,60 +10,6 @@ import pytest
 
 import autopar as ap
 from autopar._capture._backends import compiler_available
-from autopar._capture._segments import split
-from autopar._capture._trace import CONST, OpaqueStep, Slot
-
-
-def _opaque(device: ap.Device, lane: str, reads: set[int], writes: set[int]) -> OpaqueStep:
-    return OpaqueStep("op", None, device, lane, set(reads), set(writes))
-
-
-def test_a_sum_that_is_ready_never_joins_a_segment_that_waits_for_later_backward() -> None:
-    # what a captured LeNet step records, reduced: piece 0 of backward on cpu:0 makes the first bucket
-    # (slot 0); piece 1, on another lane, the last bucket (slot 1); the copy lane then sums the first
-    # bucket, then the last. The sum of the first bucket must not wait for piece 1 (apache/mxnet#14200).
-    cpu0 = ap.cpu(0)
-    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(6)]
-    steps = [
-        _opaque(cpu0, "compute", set(), {0, 5}),  # piece 0 (slot 5: the var that orders the pieces)
-        _opaque(cpu0, "other", {5}, {1}),  # piece 1, its own engine op, after piece 0
-        _opaque(cpu0, "copy", {0}, {2}),  # the first bucket's sum: waits for piece 0 only
-        _opaque(cpu0, "copy", {1}, {3}),  # the last bucket's sum: waits for piece 1
-    ]
-    segments = split("step", slots, steps, set())
-    where = {i: k for k, seg in enumerate(segments) for i in seg.steps}
-    assert where[2] != where[3], "the first bucket's sum was made to wait for the last piece of backward"
-    assert 1 not in segments[where[2]].reads
-    # a step that adds nothing to wait for still joins (the average of the last sum, say)
-    steps.append(_opaque(cpu0, "copy", {3}, {4}))
-    assert len(split("step", slots, steps, set())) == len(segments)
-
-
-def test_one_buckets_copy_from_the_other_device_and_its_sum_are_one_engine_op() -> None:
-    # the add waits for this device's piece, the copy before it for the other device's: neither comes
-    # after the other, so they join (one engine op, not two hops of the copy lane)
-    cpu0 = ap.cpu(0)
-    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(4)]
-    steps = [
-        _opaque(cpu0, "compute", set(), {0}),  # this device's bucket
-        _opaque(cpu0, "other", set(), {1}),  # the other device's
-        _opaque(cpu0, "copy", {1}, {2}),  # copied here
-        _opaque(cpu0, "copy", {0, 2}, {0}),  # summed into this device's
-    ]
-    where = {i: k for k, seg in enumerate(split("step", slots, steps, set())) for i in seg.steps}
-    assert where[2] == where[3]
-
-
-def test_an_independent_step_is_not_held_behind_a_segment_that_waits() -> None:
-    cpu0 = ap.cpu(0)
-    slots = [Slot(i, CONST, (4,), None, cpu0) for i in range(3)]
-    steps = [
-        _opaque(cpu0, "compute", set(), {0}),
-        _opaque(cpu0, "copy", {0}, {1}),  # waits for the compute segment
-        _opaque(cpu0, "copy", set(), {2}),  # waits for nothing: eagerly it would run first
-    ]
-    where = {i: k for k, seg in enumerate(split("f", slots, steps, set())) for i in seg.steps}
-    assert where[1] != where[2]
 
 
 def _skip_mlp_loss(p, x, t):  # type: ignore[no-untyped-def]

@@ -42,12 +42,14 @@ def compiles(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return calls, how
 
 
-def _run(mode: str):  # type: ignore[no-untyped-def]
-    f = ap.capture(_loop, mode=mode)
-    x, y, xe = ap.zeros(4), ap.arange(4.0), ap.zeros(4)
+def _run(mode: str, fn=_loop, first=lambda: ap.zeros(4)):  # type: ignore[no-untyped-def]
+    """``fn`` captured in ``mode``, three calls against ``fn`` run eagerly: results and the first
+    argument (which ``fn`` writes) agree."""
+    f = ap.capture(fn, mode=mode)
+    mine, eager, y = first(), first(), ap.arange(4.0)
     for _ in range(3):
-        np.testing.assert_allclose(f(x, y).numpy(), _loop(xe, y).numpy(), rtol=1e-6)
-        np.testing.assert_allclose(x.numpy(), xe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(f(mine, y).numpy(), fn(eager, y).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(mine.numpy(), eager.numpy(), rtol=1e-6)
     return f
 
 
@@ -79,12 +81,7 @@ def _train(w, x):  # type: ignore[no-untyped-def]
 
 
 def _run_training(mode: str):  # type: ignore[no-untyped-def]
-    f = ap.capture(_train, mode=mode)
-    w, we, x = ap.ones(4, requires_grad=True), ap.ones(4, requires_grad=True), ap.arange(4.0)
-    for _ in range(3):
-        np.testing.assert_allclose(f(w, x).numpy(), _train(we, x).numpy(), rtol=1e-6)
-        np.testing.assert_allclose(w.numpy(), we.numpy(), rtol=1e-6)
-    return f
+    return _run(mode, _train, lambda: ap.ones(4, requires_grad=True))
 
 
 def test_a_training_cpu_stage_tries_the_cpp_wrapper_then_the_python_one_then_replays(compiles) -> None:  # type: ignore[no-untyped-def]
