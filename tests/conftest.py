@@ -104,3 +104,16 @@ def no_failure_yet():  # type: ignore[no-untyped-def]
     _failures.seen = False
     yield
     _failures.seen = before or _failures.seen
+
+
+@pytest.fixture(params=["shared", "copies"])
+def sums(request, monkeypatch):  # type: ignore[no-untyped-def]
+    """How gradients and ``allreduce`` sum across devices: "shared", one op reading every CPU
+    device's memory (CPU devices of one process); "copies", through copies between devices, as for
+    GPUs and other machines' devices -- forced here on CPU devices, so both run without a GPU."""
+    if request.param == "copies":
+        from autopar.parallel import _local
+
+        monkeypatch.setattr(_local, "shares_memory", lambda devices: False)
+        monkeypatch.setattr(_local, "shared_memory", lambda arrays: False)
+    return request.param

@@ -383,7 +383,9 @@ def test_a_data_parallel_step_is_captured_and_its_backward_cut_at_gradient_bucke
         def setup():  # type: ignore[no-untyped-def]
             net = models.build("lenet", 0)
             replicas = parallel.replicate(net.params, devices)
-            trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1))
+            # (the buckets of devices that copy to sum, as GPUs do: on CPU devices of one process a
+            # bucket is larger by default, and LeNet one bucket)
+            trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), bucket_size=parallel.BUCKET_SIZE)
 
             def train_batch(X, y):  # type: ignore[no-untyped-def]
                 Xs, ys = parallel.split_and_load(X, devices), parallel.split_and_load(y, devices)

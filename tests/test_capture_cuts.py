@@ -52,8 +52,9 @@ def test_resnet18_data_parallel_step_is_cut_at_its_buckets_and_trains_as_eagerly
         def loss_fn(params: Any, x: Any, t: Any, net: Any = net) -> Any:
             return F.cross_entropy(net(x, params), t)
 
+        # (the buckets of devices that copy to sum, as GPUs do; CPU devices of one process make larger ones)
         trainer = parallel.DataParallel(parallel.replicate(net.params, two_cpus), parallel.sgd(lr=0.05),
-                                        capture=capture)  # fmt: skip
+                                        capture=capture, bucket_size=parallel.BUCKET_SIZE)  # fmt: skip
         trainers.append(trainer)
         for _ in range(3):  # (the captured: traced, then replayed twice)
             losses = trainer.step_batch(loss_fn, X, y)

@@ -100,7 +100,8 @@ def test_train_quick_prints_epochs_both_runs_and_writes_trace_and_plots(tmp_path
     assert re.search(r"traffic between devices over 3 profiled steps \(batch copies, gradient sums\): \d+\.\d ms, "
                      r"\d+% of it while", out)  # fmt: skip
     names = {e["name"] for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"}
-    assert {"allreduce sum", "allreduce copy", "backward conv2d", "conv2d", "sgd update"} <= names
+    # (two CPU devices of one process: a bucket's sum and both devices' update are one op)
+    assert {"allreduce sum and update", "backward conv2d", "conv2d"} <= names
     for png in (plot, tmp_path / "train-curves.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

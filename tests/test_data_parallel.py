@@ -46,7 +46,7 @@ def test_split_and_load_and_broadcast(devices) -> None:  # type: ignore[no-untyp
     np.testing.assert_array_equal(copies[0].numpy(), x)
 
 
-def test_allreduce_sums_into_each_on_the_copy_lanes(devices) -> None:  # type: ignore[no-untyped-def]
+def test_allreduce_sums_into_each_on_the_copy_lanes(devices, sums) -> None:  # type: ignore[no-untyped-def]
     values = [np.arange(5.0, dtype=np.float32) * (i + 1) for i in range(2)]
     arrays = [ap.asarray(v, device=d) for v, d in zip(values, devices)]
     with ap.profile() as prof:
@@ -55,8 +55,11 @@ def test_allreduce_sums_into_each_on_the_copy_lanes(devices) -> None:  # type: i
     for a in arrays:
         np.testing.assert_array_equal(a.numpy(), values[0] + values[1])
     if engine.get_engine() == "threaded":
-        lanes = {(r.name, r.lane) for r in prof.records}
-        assert lanes == {("allreduce copy", "copy"), ("allreduce sum", "copy")}, lanes
+        lanes = sorted((r.name, r.lane) for r in prof.records)
+        if sums == "shared":  # one op, reading both devices' arrays
+            assert lanes == [("allreduce sum", "copy")], lanes
+        else:  # each device copies the other's array, then sums
+            assert lanes == [("allreduce copy", "copy")] * 2 + [("allreduce sum", "copy")] * 2, lanes
     with pytest.raises(ValueError, match="two arrays on one device"):
         parallel.allreduce([arrays[0], arrays[0]])
 
@@ -131,9 +134,10 @@ def test_optimizers_equal_torch_optim(eng, kind: str) -> None:  # type: ignore[n
     np.testing.assert_allclose(replica[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_plain_sgd_updates_a_bucket_in_one_op_per_device_as_torch_optim_does(devices) -> None:  # type: ignore[no-untyped-def]
+def test_plain_sgd_updates_a_bucket_in_one_op_per_device_as_torch_optim_does(devices, sums) -> None:  # type: ignore[no-untyped-def]
     # One fused op per bucket and device (Optimizer.update_bucket), with weight decay and the
-    # average over devices; the oracle is torch.optim.SGD on the sum of both devices' losses / 2.
+    # average over devices -- on CPU devices of one process, one op sums the bucket and updates
+    # both devices; the oracle is torch.optim.SGD on the sum of both devices' losses / 2.
     replicas, xs = _two_layer(devices)
     trainer = parallel.DataParallel(replicas, parallel.sgd(0.1, weight_decay=0.05))  # one bucket of 72
     assert trainer.buckets == [[1, 0]]
@@ -146,8 +150,12 @@ def test_plain_sgd_updates_a_bucket_in_one_op_per_device_as_torch_optim_does(dev
         with ap.profile() as prof:
             trainer.step(losses)
             ap.waitall()
-        updates = sorted(r.device for r in prof.records if r.name == "sgd update")
-        assert updates == sorted(str(d) for d in devices), updates  # not one per parameter
+        if sums == "shared":
+            named = [(r.name, r.device, r.lane) for r in prof.records if r.name.startswith(("sgd", "allreduce"))]
+            assert named == [("allreduce sum and update", "cpu:0", "copy")], named
+        else:
+            updates = sorted(r.device for r in prof.records if r.name == "sgd update")
+            assert updates == sorted(str(d) for d in devices), updates  # not one per parameter
         opt.zero_grad()
         (sum(torch.tanh(torch.tanh(x @ tp[0]) @ tp[1]).sum() for x in tx) / 2).backward()  # type: ignore[misc]
         opt.step()
@@ -178,7 +186,7 @@ def _two_layer(devices):  # type: ignore[no-untyped-def]
     return replicas, xs
 
 
-def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_waits(devices) -> None:  # type: ignore[no-untyped-def]
+def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_waits(devices, sums) -> None:  # type: ignore[no-untyped-def]
     if engine.get_engine() != "threaded":
         pytest.skip("the gate needs a threaded engine")
     replicas, xs = _two_layer(devices)
@@ -209,7 +217,10 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
         engine.remove_listener(listener)
     assert done, "the last layer's sum and update waited for the first layer's backward"
     assert before.count(("backward matmul", "cpu:0")) == 1, before  # layer 2's ran on cpu:0, layer 1's had not
-    assert ("allreduce sum", "cpu:0") in before and ("allreduce sum", "cpu:1") in before, before
+    if sums == "shared":  # one op: the sum and both devices' update
+        assert ("allreduce sum and update", "cpu:0") in before, before
+    else:
+        assert ("allreduce sum", "cpu:0") in before and ("allreduce sum", "cpu:1") in before, before
 
 
 def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) -> None:  # type: ignore[no-untyped-def]
@@ -418,3 +429,70 @@ def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_reco
         opt.step()
     for row in replicas:
         np.testing.assert_allclose(within(60, row[0].numpy), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_one_op_sums_of_shared_memory_give_the_bits_of_sums_through_copies(eng, n: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """CPU devices of one process sum with one op reading every device's array, no copies: the same
+    additions, in device order, as through copies -- the same bits, and NumPy's ``a_0 + a_1 + ...``
+    -- for every kind of dtype; parts of arrays (views) sum through copies."""
+    from autopar.parallel import _local
+
+    ap.set_cpu_devices(n)
+    try:
+        rng = np.random.default_rng(n)
+        for dtype in ("float16", "float32", "float64", "int8", "int64", "complex64"):
+            if dtype.startswith("int"):
+                values = [rng.integers(-100, 100, 9).astype(dtype) for _ in range(n)]  # int8: sums wrap
+            else:
+                values = [(rng.standard_normal(9) * 1e3 + (1j * rng.standard_normal(9) if dtype == "complex64" else 0))
+                          .astype(dtype) for _ in range(n)]  # fmt: skip
+            want = values[0]
+            for v in values[1:]:
+                want = want + v
+            for sums in ("shared", "copies"):
+                arrays = [ap.asarray(v, device=ap.cpu(i)) for i, v in enumerate(values)]
+                with monkeypatch.context() as m:
+                    if sums == "copies":
+                        m.setattr(_local, "shared_memory", lambda arrays: False)
+                    with ap.profile() as prof:
+                        parallel.allreduce(arrays)
+                        ap.waitall()
+                for a in arrays:
+                    assert a.numpy().tobytes() == want.tobytes(), (dtype, sums, a.numpy(), want)
+                if engine.get_engine() == "threaded":
+                    ops = [r.name for r in prof.records]
+                    assert (ops == ["allreduce sum"]) == (sums == "shared"), (dtype, sums, ops)
+        whole = [ap.asarray(np.arange(8.0, dtype=np.float32) * (i + 1), device=ap.cpu(i)) for i in range(n)]
+        parts = [a[2:6] for a in whole]
+        assert not _local.shared_memory(parts)  # a part of an array: through copies
+        parallel.allreduce(parts)
+        total = sum(np.arange(8.0, dtype=np.float32) * (i + 1) for i in range(n))
+        for i, a in enumerate(whole):
+            expect = np.arange(8.0, dtype=np.float32) * (i + 1)
+            expect[2:6] = total[2:6]
+            np.testing.assert_array_equal(a.numpy(), expect)
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)
+
+
+def test_default_buckets_are_larger_on_cpu_devices_of_one_process(sums) -> None:  # type: ignore[no-untyped-def]
+    """LeNet: one bucket where the devices share memory (a bucket's sum is one op of adds there),
+    three where a sum goes through copies; an explicit size is kept either way."""
+    from autopar.nn import models
+
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+        net = models.build("lenet", 0)
+        trainer = parallel.DataParallel(parallel.replicate(net.params, devices), parallel.sgd(0.1))
+        assert len(trainer.buckets) == (1 if sums == "shared" else 3), trainer.buckets
+        trainer = parallel.DataParallel(parallel.replicate(net.params, devices), parallel.sgd(0.1),
+                                        bucket_size=parallel.BUCKET_SIZE)  # fmt: skip
+        assert len(trainer.buckets) == 3
+        single = parallel.DataParallel(parallel.replicate(net.params, devices[:1]), parallel.sgd(0.1))
+        assert len(single.buckets) == 3  # one device: nothing to sum
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

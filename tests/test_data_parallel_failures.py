@@ -32,16 +32,19 @@ def _broken(t):  # type: ignore[no-untyped-def]
     raise FloatingPointError("bad batch")
 
 
-@pytest.mark.parametrize("kind", ["momentum", "adam"])
-def test_random_failed_steps_leave_parameters_as_before_and_good_steps_follow_torch(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
-    rng = np.random.default_rng(31 if kind == "adam" else 32)
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
+def test_random_failed_steps_leave_parameters_as_before_and_good_steps_follow_torch(devices, kind: str, sums: str) -> None:  # type: ignore[no-untyped-def]
+    """Each optimizer, each way of summing (plain SGD on CPU devices of one process: one op sums a
+    bucket and updates both devices; momentum and Adam: one op sums, each device updates)."""
+    rng = np.random.default_rng({"adam": 31, "momentum": 32, "sgd": 33}[kind])
     w0 = [rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)]
     replicas = parallel.replicate([ap.asarray(w) for w in w0], devices)
-    ours = parallel.adam(0.05, weight_decay=0.01) if kind == "adam" else parallel.sgd(0.1, momentum=0.9, weight_decay=0.01)
+    ours = (parallel.adam(0.05, weight_decay=0.01) if kind == "adam"
+            else parallel.sgd(0.1, momentum=0.9 if kind == "momentum" else 0.0, weight_decay=0.01))  # fmt: skip
     trainer = parallel.DataParallel(replicas, ours)
     tp = [torch.tensor(w, requires_grad=True) for w in w0]
     opt = (torch.optim.Adam(tp, lr=0.05, weight_decay=0.01) if kind == "adam"
-           else torch.optim.SGD(tp, lr=0.1, momentum=0.9, weight_decay=0.01))  # fmt: skip
+           else torch.optim.SGD(tp, lr=0.1, momentum=0.9 if kind == "momentum" else 0.0, weight_decay=0.01))  # fmt: skip
     outcomes = []
     for step in range(14):
         xs = [rng.standard_normal((3, 4)).astype(np.float32) for _ in devices]

@@ -18,7 +18,7 @@ import numpy as np
 import autopar as ap
 from autopar import autograd, engine, parallel
 from autopar.arrays import _backward
-from autopar.parallel import _collectives
+from autopar.parallel import _collectives, _local
 
 ap.set_cpu_devices(2)
 devices = [ap.cpu(0), ap.cpu(1)]
@@ -65,11 +65,18 @@ for policy in ("threaded", "naive"):
     _, want = grads(False)
     out["backward"] = [status, got == want]
 
-    # the data-parallel step: interrupted in device 1's update, after device 0's
+    # the data-parallel step: interrupted after device 0's update (or, on CPU devices of one process,
+    # its share of the bucket's one sum-and-update op) is made, before device 1's -- both ways of summing
     class Interrupting(parallel.SGD):
         armed = False
         def update_bucket(self, params, flat_grad, states, scale=1.0):
             super().update_bucket(params, flat_grad, states, scale)
+            self.interrupt(params)
+        def bucket_kernel(self, params, flat_grad, states, scale=1.0):
+            kernel = super().bucket_kernel(params, flat_grad, states, scale)
+            self.interrupt(params)
+            return kernel
+        def interrupt(self, params):
             if self.armed and params[0].device == devices[0]:
                 self.armed = False
                 signal.raise_signal(signal.SIGINT)
@@ -87,18 +94,24 @@ for policy in ("threaded", "naive"):
             statuses.append(caught(lambda: trainer.step(losses)))
         return statuses, [[p.numpy().tolist() for p in row] for row in replicas]
 
-    statuses, got = train(True)
-    _, want = train(False)
-    out["step"] = [statuses, got[0] == got[1], got == want]
+    shares_memory, shared_memory = _local.shares_memory, _local.shared_memory
+    for sums in ("shared", "copies"):
+        if sums == "copies":  # as for GPUs and other machines' devices
+            _local.shares_memory = lambda devices: False
+            _local.shared_memory = lambda arrays: False
+        statuses, got = train(True)
+        _, want = train(False)
+        out["step " + sums] = [statuses, got[0] == got[1], got == want]
 
-    # allreduce: interrupted after the first sum is pushed
-    arrays = [ap.asarray(np.arange(4.0, dtype=np.float32) * (i + 1), device=d) for i, d in enumerate(devices)]
-    undo = interrupt_at(_collectives, "bind_into", 1)
-    try:
-        status = caught(lambda: parallel.allreduce(arrays))
-    finally:
-        undo()
-    out["allreduce"] = [status, [a.numpy().tolist() for a in arrays]]
+        # allreduce: interrupted after its first push (shared: its one op; copies: after the first sum)
+        arrays = [ap.asarray(np.arange(4.0, dtype=np.float32) * (i + 1), device=d) for i, d in enumerate(devices)]
+        undo = interrupt_at(_local, "push", 1) if sums == "shared" else interrupt_at(_collectives, "bind_into", 1)
+        try:
+            status = caught(lambda: parallel.allreduce(arrays))
+        finally:
+            undo()
+        out["allreduce " + sums] = [status, [a.numpy().tolist() for a in arrays]]
+    _local.shares_memory, _local.shared_memory = shares_memory, shared_memory
 
 print(json.dumps(results))
 """
@@ -112,8 +125,9 @@ def test_ctrl_c_inside_backward_a_step_and_allreduce_is_raised_after_their_last_
 
 def check(out: dict) -> None:  # type: ignore[type-arg]
     assert out["backward"] == ["interrupted", True], out  # complete gradients: the same as uninterrupted
-    assert out["step"] == [["interrupted", "no interrupt"], True, True], out  # replicas equal, as uninterrupted
-    assert out["allreduce"] == ["interrupted", [[0.0, 3.0, 6.0, 9.0]] * 2], out  # the sum on both devices
+    for sums in ("shared", "copies"):  # (one op reading both CPU devices' memory; copies between them)
+        assert out["step " + sums] == [["interrupted", "no interrupt"], True, True], out  # replicas equal, as uninterrupted
+        assert out["allreduce " + sums] == ["interrupted", [[0.0, 3.0, 6.0, 9.0]] * 2], out  # the sum on both devices
 
 
 def test_inside_a_group_nothing_runs_on_the_caller_and_no_push_waits(eng) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,10 @@
 lanes (``_collectives.py``); ``DataParallel`` sums each gradient as soon as it
 is ready on every device and updates with ``sgd`` or ``adam``: one engine op
 per bucket of gradients and device for plain SGD, one per parameter otherwise
-(``_step.py``, ``_optim.py``).
+(``_step.py``, ``_optim.py``). On CPU devices of one process a sum is one op
+that reads every device's memory, and with plain SGD updates every device too
+(``_local.py``); buckets there hold ``SHARED_BUCKET_SIZE`` elements by
+default, elsewhere ``BUCKET_SIZE``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from autopar.arrays import _methods  # noqa: F401  (arrays get their methods and
 from autopar.parallel._collectives import allreduce, broadcast, split_and_load
 from autopar.parallel._adam import Adam, adam
 from autopar.parallel._optim import SGD, Optimizer, sgd
-from autopar.parallel._step import DataParallel, replicate
+from autopar.parallel._step import BUCKET_SIZE, SHARED_BUCKET_SIZE, DataParallel, replicate
 
-__all__ = ["SGD", "Adam", "DataParallel", "Optimizer", "adam", "allreduce", "broadcast", "replicate", "sgd",
-           "split_and_load"]  # fmt: skip
+__all__ = ["BUCKET_SIZE", "SHARED_BUCKET_SIZE", "SGD", "Adam", "DataParallel", "Optimizer", "adam", "allreduce",
+           "broadcast", "replicate", "sgd", "split_and_load"]  # fmt: skip

@@ -16,6 +16,10 @@ pushed, each sum waits for exactly the gradients it reads: it starts as soon
 as they are ready on every device, while the rest of backward runs on the
 compute lanes. ``n (n - 1)`` copies: fine for the few devices of one machine;
 a ring would be the choice for many.
+
+CPU devices of one process share its memory: there ``allreduce`` of whole
+arrays is one op that reads them all and writes the sum, with the same
+additions in the same order, into each (``_local.py``).
 """
 
 from __future__ import annotations
@@ -105,6 +109,11 @@ def allreduce(arrays: Sequence[NDArray]) -> None:
     if len(set(devices)) != len(devices):
         raise ValueError(f"allreduce: two arrays on one device ({', '.join(map(str, devices))}); give one per device")
     if len(arrays) == 1:
+        return
+    from autopar.parallel import _local
+
+    if _local.shared_memory(arrays):
+        _local.push_sums([arrays], (), SUM_NAME)
         return
     _push_allreduce(arrays, devices)
 

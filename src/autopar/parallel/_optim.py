@@ -19,11 +19,15 @@ sum instead of a queue of small ones. It falls back to one op per parameter
 for parameters on GPUs (not measured there yet), on other machines, or that
 are views of a larger array;
 momentum and Adam always update per parameter.
+``bucket_kernel`` hands plain SGD's bucket update, as a function, to a
+caller that runs it inside an op of its own: on CPU devices of one process
+the data-parallel step runs every device's update inside the bucket's sum
+(``_local.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -34,6 +38,11 @@ from autopar.arrays._array import NDArray
 from autopar.arrays._creation import zeros_like
 from autopar.arrays._dispatch import bind_into, push
 from autopar.arrays._table import TABLE
+from autopar.engine import Var
+
+
+# A bucket's update as one function to run inside an engine op, the vars it reads, the vars it writes.
+BucketKernel = tuple[Callable[[], None], tuple[Var, ...], tuple[Var, ...]]
 
 
 def _positive(op: str, name: str, value: Any, allow_zero: bool = True) -> float:
@@ -60,6 +69,12 @@ class Optimizer:
         """Update ``params``, whose ``.grad`` are consecutive views of ``flat_grad`` (one bucket)."""
         for param, state in zip(params, states):
             self.update(param, param.grad, state, scale)
+
+    def bucket_kernel(self, params: Sequence[NDArray], flat_grad: NDArray, states: Sequence[tuple[NDArray, ...]],
+                      scale: float = 1.0) -> BucketKernel | None:  # fmt: skip
+        """``update_bucket`` as one function on this process's tensors, with the vars it reads and
+        writes -- for a caller that runs it inside an op of its own -- or None where it is not one."""
+        return None
 
 
 class SGD(Optimizer):
@@ -88,18 +103,32 @@ class SGD(Optimizer):
 
     def update_bucket(self, params: Sequence[NDArray], flat_grad: NDArray, states: Sequence[tuple[NDArray, ...]],
                       scale: float = 1.0) -> None:  # fmt: skip
-        storages = [p._storage for p in params]
-        local = params[0].device.kind == "cpu" and not flat_grad._storage.remote and not any(s.remote for s in storages)
-        if self.momentum or len(params) < 2 or not local or not all(_views.covers(p._storage, p._view) for p in params):
+        kernel = self.bucket_kernel(params, flat_grad, states, scale) if len(params) > 1 else None
+        if kernel is None:  # (one parameter: its update is an op of its own anyway, and captured as a kernel)
             super().update_bucket(params, flat_grad, states, scale)
             return
+        run, reads, writes = kernel
+        push(run, reads, writes, params[0].device, "sgd update")
+
+    def bucket_kernel(self, params: Sequence[NDArray], flat_grad: NDArray, states: Sequence[tuple[NDArray, ...]],
+                      scale: float = 1.0) -> BucketKernel | None:  # fmt: skip
+        storages = [p._storage for p in params]
+        local = params[0].device.kind == "cpu" and not flat_grad._storage.remote and not any(s.remote for s in storages)
+        if self.momentum or not local or not all(_views.covers(p._storage, p._view) for p in params):
+            return None
         grad_storage, grad_view = flat_grad._storage, flat_grad._view
         shapes = [p.shape for p in params]
         sizes = [p.size for p in params]
         lr, weight_decay, scale = self.lr, self.weight_decay, float(scale)
 
+        views: list[Any] = [None, []]  # the gradient's tensor and its views, one per parameter
+
         def run() -> None:  # w -= lr * (g * scale + weight_decay * w), for every parameter of the bucket
-            grads = [g.view(shape) for g, shape in zip(_views.read(grad_storage.base(), grad_view).split(sizes), shapes)]
+            flat = grad_storage.base()
+            if flat is not views[0]:  # (views made once per tensor: they cost more than the update's kernels)
+                split = _views.read(flat, grad_view).split(sizes)
+                views[:] = flat, [g.view(shape) for g, shape in zip(split, shapes)]
+            grads = views[1]
             weights = [s.base() for s in storages]
             steps = torch._foreach_mul(grads, scale) if scale != 1.0 else grads
             if weight_decay:
@@ -107,8 +136,7 @@ class SGD(Optimizer):
             torch._foreach_add_(weights, steps, alpha=-lr)
 
         writes = tuple(s.var for s in storages)
-        push(run, (grad_storage.var, *writes), writes, params[0].device, "sgd update")
-
+        return run, (grad_storage.var, *writes), writes
 
 def sgd(lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> SGD:
     """Stochastic gradient descent (``torch.optim.SGD``'s update)."""
