@@ -121,18 +121,21 @@ class SGD(Optimizer):
         sizes = [p.size for p in params]
         lr, weight_decay, scale = self.lr, self.weight_decay, float(scale)
 
-        views: list[Any] = [None, []]  # the gradient's tensor and its views, one per parameter
+        # the gradient's tensor and its views, one per parameter, made once per tensor (they cost more than the kernels)
+        views: list[Any] = [None, []]
 
         def run() -> None:  # w -= lr * (g * scale + weight_decay * w), for every parameter of the bucket
             flat = grad_storage.base()
-            if flat is not views[0]:  # (views made once per tensor: they cost more than the update's kernels)
+            if flat is not views[0]:
                 split = _views.read(flat, grad_view).split(sizes)
                 views[:] = flat, [g.view(shape) for g, shape in zip(split, shapes)]
             grads = views[1]
             weights = [s.base() for s in storages]
+            if not weight_decay:  # one pass: w += (-lr * scale) * g
+                torch._foreach_add_(weights, grads, alpha=-lr * scale)
+                return
             steps = torch._foreach_mul(grads, scale) if scale != 1.0 else grads
-            if weight_decay:
-                steps = torch._foreach_add(steps, weights, alpha=weight_decay)
+            steps = torch._foreach_add(steps, weights, alpha=weight_decay)
             torch._foreach_add_(weights, steps, alpha=-lr)
 
         writes = tuple(s.var for s in storages)
