@@ -171,14 +171,16 @@ def test_a_real_steps_gradient_traffic_is_found_and_measured_under_a_busy_comput
 
         rng = np.random.default_rng(0)
         devices = [ap.cpu(0), ap.cpu(1)]
-        replicas = parallel.replicate([ap.asarray(rng.standard_normal((6, 4)).astype(np.float32))], devices)
+        # two parameters: one bucket, which plain SGD updates in one kernel (one parameter: its own op)
+        replicas = parallel.replicate([ap.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((6, 4), (4,))],
+                                      devices)  # fmt: skip
         trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
         xs = [ap.asarray(rng.standard_normal((5, 6)).astype(np.float32), device=d) for d in devices]
         with ap.profile() as prof:
             held = ap.call(hold, ap.ones(2, device=ap.cpu(2)), shape=(2,), name="busy")
             assert busy.wait(60), "the busy op never started"
             with autograd.record():
-                losses = [ap.tanh(x @ p[0]).sum() for x, p in zip(xs, replicas)]
+                losses = [ap.tanh(x @ p[0] + p[1]).sum() for x, p in zip(xs, replicas)]
             trainer.step(losses)
             for row in replicas:
                 row[0].wait_to_read()  # summed and updated while cpu:2's compute lane is busy
@@ -328,3 +330,29 @@ def test_copied_data_overwritten_by_local_work_is_no_longer_traffic() -> None:
     kinds = [r.kind for r in sorted(prof.records, key=lambda r: r.push_ns)]
     assert kinds == ["copy", "", "", "copy", "sum"], kinds
     assert acc.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_a_copyto_into_an_existing_array_on_its_own_device_is_not_traffic() -> None:
+    """Restoring parameters from a snapshot (``copyto`` on one device) runs on a copy lane and writes an
+    existing array, but moves nothing between devices: not a sum. The one-op sum of CPU devices of one
+    process (reads what it writes, on a copy lane) still is."""
+    import numpy as np
+
+    from autopar import parallel
+
+    ap.set_cpu_devices(2)
+    try:
+        kept, param = ap.ones(3, device=ap.cpu(0)), ap.zeros(3, device=ap.cpu(0))
+        grads = [ap.ones(3, device=ap.cpu(0)), ap.ones(3, device=ap.cpu(1))]
+        ap.waitall()
+        with ap.profile() as prof:
+            param += 1.0  # seen: an existing array
+            kept.copyto(param)
+            parallel.allreduce(grads)
+            ap.waitall()
+    finally:
+        ap.set_cpu_devices(1)
+    kinds = [(r.name, r.lane, r.kind) for r in sorted(prof.records, key=lambda r: r.push_ns)]
+    assert [k for k in kinds if k[0] == "copyto"] == [("copyto", "copy", "")], kinds
+    assert [k[2] for k in kinds if k[0].startswith("allreduce")] in (["sum"], ["copy", "copy", "sum", "sum"]), kinds
+    assert np.array_equal(param.numpy(), np.ones(3)) and np.array_equal(grads[1].numpy(), np.full(3, 2.0))

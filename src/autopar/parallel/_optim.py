@@ -103,8 +103,8 @@ class SGD(Optimizer):
 
     def update_bucket(self, params: Sequence[NDArray], flat_grad: NDArray, states: Sequence[tuple[NDArray, ...]],
                       scale: float = 1.0) -> None:  # fmt: skip
-        kernel = self.bucket_kernel(params, flat_grad, states, scale) if len(params) > 1 else None
-        if kernel is None:  # (one parameter: its update is an op of its own anyway, and captured as a kernel)
+        kernel = self.bucket_kernel(params, flat_grad, states, scale)
+        if kernel is None:
             super().update_bucket(params, flat_grad, states, scale)
             return
         run, reads, writes = kernel
@@ -112,6 +112,10 @@ class SGD(Optimizer):
 
     def bucket_kernel(self, params: Sequence[NDArray], flat_grad: NDArray, states: Sequence[tuple[NDArray, ...]],
                       scale: float = 1.0) -> BucketKernel | None:  # fmt: skip
+        # One parameter: its own op, the table's sgd_update (captured as a kernel) -- whoever pushes the
+        # bucket (update_bucket, or the one-op sum on CPU devices of one process), the bits of update().
+        if len(params) < 2:
+            return None
         storages = [p._storage for p in params]
         local = params[0].device.kind == "cpu" and not flat_grad._storage.remote and not any(s.remote for s in storages)
         if self.momentum or not local or not all(_views.covers(p._storage, p._view) for p in params):
