@@ -185,3 +185,28 @@ def test_only_whole_arrays_on_cpu_devices_of_this_process_are_summed_by_one_op()
     assert not _local.shared_memory([array("cpu"), array("cpu", remote=True)])
     assert not _local.shared_memory([array("cuda"), array("cuda")])
     assert not _local.shared_memory([array("cpu"), array("cpu", view=object())])
+
+
+def test_allreduce_into_arrays_autograd_records_raises_at_the_call_either_way(eng, sums) -> None:  # type: ignore[no-untyped-def]
+    """Inside ``autograd.record()`` a sum written into a leaf that requires grad, or into a recorded
+    result, would not be recorded: through copies the sum's in-place add refuses it at the call, and so
+    must the one-op sum -- not write the sum where backward would not see it. Nothing is written."""
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+        leaves = [ap.asarray(np.arange(3.0, dtype=np.float32) + d, device=dev) for d, dev in enumerate(devices)]
+        for x in leaves:
+            x.attach_grad()
+        with ap.autograd.record():
+            with pytest.raises(RuntimeError, match="in-place operations are not recorded for gradients"):
+                parallel.allreduce(leaves)
+            results = [x * 2.0 for x in leaves]
+            with pytest.raises(RuntimeError, match="in-place operations are not recorded for gradients"):
+                parallel.allreduce(results)
+        assert [x.numpy().tolist() for x in leaves] == [[0.0, 1.0, 2.0], [1.0, 2.0, 3.0]]
+        assert [y.numpy().tolist() for y in results] == [[0.0, 2.0, 4.0], [2.0, 4.0, 6.0]]
+        parallel.allreduce(leaves)  # outside record: summed
+        assert [x.numpy().tolist() for x in leaves] == [[1.0, 3.0, 5.0]] * 2
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from autopar.arrays import _autograd
 from autopar.arrays._array import NDArray
 from autopar.arrays._eager import push
 from autopar.devices import COPY, Device
@@ -73,7 +74,13 @@ def sum_kernel(arrays: Sequence[NDArray]) -> Callable[[], None]:
 
 def push_sums(groups: Sequence[Sequence[NDArray]], updates: Sequence[BucketKernel], name: str) -> None:
     """One op on the first array's device's copy lane: each group's sum written into every array of the
-    group, then ``updates`` (functions with the vars they read and write) run in order."""
+    group, then ``updates`` (functions with the vars they read and write) run in order.
+
+    Raises at the call, as the copies' in-place adds do, where autograd would record a write into an
+    array (a leaf that requires grad, a recorded result): the sum would be invisible to backward."""
+    for arrays in groups:
+        for a in arrays:
+            _autograd.check_inplace(name, a, ())
     sums = [sum_kernel(arrays) for arrays in groups]
     kernels = sums + [run for run, _, _ in updates]
     summed = tuple(a._storage.var for arrays in groups for a in arrays)
