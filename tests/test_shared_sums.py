@@ -210,3 +210,22 @@ def test_allreduce_into_arrays_autograd_records_raises_at_the_call_either_way(en
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_allreduce_of_unsigned_integers_wraps_as_numpy_either_way(sums) -> None:  # type: ignore[no-untyped-def]
+    """uint16/32/64, which torch's CPU add does not take: summed on three devices with NumPy's
+    wrap-around bits, through copies and in one op alike."""
+    ap.set_cpu_devices(3)
+    try:
+        for dtype in ("uint16", "uint32", "uint64"):
+            top = np.iinfo(dtype).max
+            values = [np.array([top, top - 5, 7, top // 2 + 1], dtype=dtype) >> np.array(i, dtype=dtype)
+                      for i in range(3)]  # fmt: skip
+            arrays = [ap.asarray(v, device=ap.cpu(i)) for i, v in enumerate(values)]
+            parallel.allreduce(arrays)
+            want = values[0] + values[1] + values[2]
+            for a in arrays:
+                assert a.dtype == dtype and a.numpy().tobytes() == want.tobytes(), (dtype, a.numpy(), want)
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

@@ -55,9 +55,15 @@ def shared_memory(arrays: Sequence[NDArray]) -> bool:
 def sum_kernel(arrays: Sequence[NDArray]) -> Callable[[], None]:
     """A function writing ``arrays[0] + arrays[1] + ...`` (in that order) into each of ``arrays``."""
     storages = [a._storage for a in arrays]
+    # uint16/32/64, which torch's CPU add does not take: their bits read as the signed type of their width
+    # (DType.moves) add to the bits the sums through copies give (computed in int64, cast back: both wrap)
+    dtype = arrays[0].dtype
+    signed = dtype.moves if dtype.moves is not dtype.torch else None
 
     def run() -> None:
         tensors = [s.base() for s in storages]
+        if signed is not None:
+            tensors = [t.view(signed) for t in tensors]
         first, rest = tensors[0], tensors[1:]
         if len(rest) == 1:
             torch.add(first, rest[0], out=first)
