@@ -229,3 +229,29 @@ def test_allreduce_of_unsigned_integers_wraps_as_numpy_either_way(sums) -> None:
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_a_captured_function_may_allreduce_its_arguments_and_its_own_results_either_way(sums) -> None:  # type: ignore[no-untyped-def]
+    """``autopar.capture`` records allreduce's copies and sums as kernels, right for any arrays; the
+    one-op sum is an engine op bound to its arrays, which a trace may hold only for arrays the function
+    closes over -- so a captured function sums its arguments and its results through copies."""
+    ap.set_cpu_devices(2)
+    try:
+        devices = [ap.cpu(0), ap.cpu(1)]
+
+        def summed(a, b):  # type: ignore[no-untyped-def]
+            c, d = a * 2.0, b * 2.0
+            parallel.allreduce([c, d])
+            parallel.allreduce([a, b])
+            return c, d
+
+        f = ap.capture(summed, mode="replay")
+        for i in range(3):
+            a = ap.asarray(np.arange(3.0, dtype=np.float32), device=devices[0])
+            b = ap.asarray(np.arange(3.0, dtype=np.float32) + i, device=devices[1])
+            c, d = f(a, b)
+            want = 2 * np.arange(3.0) + i
+            assert a.tolist() == b.tolist() == want.tolist() and c.tolist() == d.tolist() == (2 * want).tolist()
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

@@ -19,7 +19,8 @@ a ring would be the choice for many.
 
 CPU devices of one process share its memory: there ``allreduce`` of whole
 arrays is one op that reads them all and writes the sum, with the same
-additions in the same order, into each (``_local.py``).
+additions in the same order, into each (``_local.py``) -- except inside a
+function ``autopar.capture`` traces, which records the copies and sums.
 """
 
 from __future__ import annotations
@@ -110,9 +111,12 @@ def allreduce(arrays: Sequence[NDArray]) -> None:
         raise ValueError(f"allreduce: two arrays on one device ({', '.join(map(str, devices))}); give one per device")
     if len(arrays) == 1:
         return
+    from autopar.arrays import _interpreters
     from autopar.parallel import _local
 
-    if _local.shared_memory(arrays):
+    # (one op bound to these arrays, which a capture may trace only on arrays its function closes over:
+    # a captured function's sums go through copies and sums, kernels it records for any arrays)
+    if _local.shared_memory(arrays) and _interpreters.current() is None:
         _local.push_sums([arrays], (), SUM_NAME)
         return
     _push_allreduce(arrays, devices)
