@@ -20,6 +20,7 @@ from autopar import autograd, engine, parallel
 from autopar.arrays import _backward
 from autopar.parallel import _collectives, _local
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # (a background job starts with SIGINT ignored)
 ap.set_cpu_devices(2)
 devices = [ap.cpu(0), ap.cpu(1)]
 rng = np.random.default_rng(0)
