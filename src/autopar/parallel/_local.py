@@ -14,7 +14,9 @@ sum is *one* op on a copy lane: it reads every device's array and writes the
 sum into each, with the same additions in the same order as ``allreduce``
 (``a_0 + a_1 + ...``, device order), so every device holds the same bits as
 it would have. A data-parallel step hands the op its devices' bucket updates
-too (``Optimizer.bucket_kernel``, plain SGD): one op per bucket sums the
+too (``Optimizer.bucket_kernel``, plain SGD, two parameters or more in the
+bucket; a bucket of one parameter is updated by each device's own op after
+the sum, as through copies): one op per bucket sums the
 gradients and moves every device's parameters -- started, like the copies
 and sums it replaces, as soon as the bucket's gradients are ready on every
 device, while backward goes on on the compute lanes.

@@ -17,7 +17,8 @@ per parameter: a data-parallel LeNet step pushes 3 updates per device, not 10,
 and at the end of backward the first layers' update is one op after their
 sum instead of a queue of small ones. It falls back to one op per parameter
 for parameters on GPUs (not measured there yet), on other machines, or that
-are views of a larger array;
+are views of a larger array, and for a bucket of one parameter (its own op,
+the table's ``sgd_update``: the bits ``update`` gives it, whoever pushes it);
 momentum and Adam always update per parameter.
 ``bucket_kernel`` hands plain SGD's bucket update, as a function, to a
 caller that runs it inside an op of its own: on CPU devices of one process

@@ -13,7 +13,8 @@ and ``losses[d]`` its loss, pushes, in this order:
 
 On CPU devices of one process (``_local.py``) a bucket's sum is one op on a
 copy lane that reads every device's bucket -- no copies -- and, with plain
-SGD, updates every device's parameters too: one op per bucket in all. There
+SGD, updates every device's parameters too: one op per bucket in all (a
+bucket of one parameter: the sum, then each device's update of it). There
 buckets are larger by default (``SHARED_BUCKET_SIZE``: LeNet is one bucket),
 since what a bucket costs besides its adds -- an op handed between threads on
 busy cores, a cut in a captured backward -- is worth paying only for a sum
