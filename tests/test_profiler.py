@@ -334,8 +334,9 @@ def test_copied_data_overwritten_by_local_work_is_no_longer_traffic() -> None:
 
 def test_a_copyto_into_an_existing_array_on_its_own_device_is_not_traffic() -> None:
     """Restoring parameters from a snapshot (``copyto`` on one device) runs on a copy lane and writes an
-    existing array, but moves nothing between devices: not a sum. The one-op sum of CPU devices of one
-    process (reads what it writes, on a copy lane) still is."""
+    existing array -- or part of one, reading what it keeps -- but moves nothing between devices: not a
+    sum. The one-op sum of CPU devices of one process (reads and writes every device's array, on a copy
+    lane) still is."""
     import numpy as np
 
     from autopar import parallel
@@ -348,11 +349,12 @@ def test_a_copyto_into_an_existing_array_on_its_own_device_is_not_traffic() -> N
         with ap.profile() as prof:
             param += 1.0  # seen: an existing array
             kept.copyto(param)
+            kept[:2].copyto(param[1:])
             parallel.allreduce(grads)
             ap.waitall()
     finally:
         ap.set_cpu_devices(1)
     kinds = [(r.name, r.lane, r.kind) for r in sorted(prof.records, key=lambda r: r.push_ns)]
-    assert [k for k in kinds if k[0] == "copyto"] == [("copyto", "copy", "")], kinds
+    assert [k for k in kinds if k[0] == "copyto"] == [("copyto", "copy", "")] * 2, kinds
     assert [k[2] for k in kinds if k[0].startswith("allreduce")] in (["sum"], ["copy", "copy", "sum", "sum"]), kinds
     assert np.array_equal(param.numpy(), np.ones(3)) and np.array_equal(grads[1].numpy(), np.full(3, 2.0))
