@@ -40,11 +40,14 @@ def _train(monkeypatch, sums: str, n: int, optimizer, steps: int = 2, **options)
         ap.set_cpu_devices(1)
 
 
+@pytest.mark.parametrize("bucket_size", [1, None])
 @pytest.mark.parametrize("weight_decay", [0.0, 0.01])
-def test_one_parameter_buckets_update_with_the_bits_of_sums_through_copies(eng, monkeypatch, weight_decay) -> None:  # type: ignore[no-untyped-def]
-    """A bucket of one parameter: through copies its update is the parameter's own op (not the bucket's
-    one-pass kernel); summed in one op on shared memory it must update with the same bits."""
-    got = {sums: _train(monkeypatch, sums, 3, parallel.sgd(0.1, weight_decay=weight_decay), bucket_size=1)
+def test_three_devices_update_with_the_bits_of_sums_through_copies(eng, monkeypatch, weight_decay, bucket_size) -> None:  # type: ignore[no-untyped-def]
+    """Plain SGD on three devices, both ways of summing: the same parameters and gradients, bit for bit.
+    Buckets of one parameter (``bucket_size=1``): through copies each is updated by the parameter's own
+    op (not the bucket's one-pass kernel), and so after the one-op sum; one bucket of all three
+    (``None``): one op sums it and updates every device."""
+    got = {sums: _train(monkeypatch, sums, 3, parallel.sgd(0.1, weight_decay=weight_decay), bucket_size=bucket_size)
            for sums in ("shared", "copies")}  # fmt: skip
     assert got["shared"] == got["copies"]
 
