@@ -105,7 +105,7 @@ def lenet_data_parallel(devices, steps: int, batch: int, lr: float = 0.1):  # ty
     return replicas, _reference_steps(batches, steps, lr)
 
 
-def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices) -> None:  # type: ignore[no-untyped-def]
+def test_lenet_on_two_devices_equals_one_device_on_the_whole_batch(devices, sums) -> None:  # type: ignore[no-untyped-def]
     replicas, want = lenet_data_parallel(devices, steps=3, batch=32)
     for replica in replicas:
         for ours, theirs in zip(replica, want):
@@ -223,7 +223,7 @@ def test_the_last_layers_sum_and_update_run_while_the_first_layers_backward_wait
         assert ("allreduce sum", "cpu:0") in before and ("allreduce sum", "cpu:1") in before, before
 
 
-def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) -> None:  # type: ignore[no-untyped-def]
+def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices, sums) -> None:  # type: ignore[no-untyped-def]
     replicas, xs = _two_layer(devices)
     trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), average=False)  # one bucket of 72
     assert trainer.buckets == [[1, 0]]
@@ -241,7 +241,7 @@ def test_gradients_are_views_of_buckets_and_hold_the_sums_after_a_step(devices) 
             np.testing.assert_allclose(p.numpy(), b - 0.1 * t.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(devices) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(devices, sums) -> None:  # type: ignore[no-untyped-def]
     replicas, xs = _two_layer(devices)
     trainer = parallel.DataParallel(replicas, parallel.sgd(0.1))
 
@@ -259,7 +259,7 @@ def test_a_failed_gradient_on_one_device_fails_every_replica_it_is_summed_into(d
     within(60, ap.waitall)
 
 
-def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_write(eng) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_gradient_in_a_bucket_is_not_cleared_by_another_parameters_write(eng, sums) -> None:  # type: ignore[no-untyped-def]
     """Two parameters on independent branches share one bucket. p1's gradient op fails (a value it
     saved was modified in place); p0's, pushed after, writes only its part of the bucket, so it must
     read the rest (the contract's failure rules: a partial write keeps the failure): both updates fail, none runs on a
@@ -309,7 +309,7 @@ def _ours(kind: str) -> parallel.Optimizer:
 
 
 @pytest.mark.parametrize("kind", ["sgd-weight-decay", "momentum", "adam"])
-def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim(devices, kind: str, sums) -> None:  # type: ignore[no-untyped-def]
     """the contract on data parallelism: a parameter a step's loss does not reach is not moved (torch.optim skips a .grad of
     None: no weight decay, momentum or Adam step for it). It moved by a stale gradient that doubled
     each step (the bucket was summed again). Reached on one device only, it moves everywhere by that
@@ -342,7 +342,7 @@ def test_a_parameter_no_loss_reaches_is_not_moved_and_replicas_match_torch_optim
 
 
 @pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
-def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str, sums) -> None:  # type: ignore[no-untyped-def]
     """the contract on data parallelism/§4.2: a step with a bad label fails the parameters (and optimizer state) it would write;
     once they are restored, the next good step succeeds. The gradient buckets kept the failure
     (every .grad is a partial write of its bucket), so every later step failed, forever. Adam: the
@@ -390,7 +390,7 @@ def test_after_a_failed_step_the_next_good_step_succeeds(devices, kind: str) -> 
         np.testing.assert_allclose(row[0].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_recorded(devices) -> None:  # type: ignore[no-untyped-def]
+def test_the_next_good_step_succeeds_even_when_pushed_before_the_failure_is_recorded(devices, sums) -> None:  # type: ignore[no-untyped-def]
     """the contract on data parallelism: after a failed step (parameters restored), the next good step succeeds -- also when it
     is pushed before the failure was recorded (here a gate holds the failing op until the good step is
     pushed; on the threaded policy any slow failing op does it). Whether a step clears its buckets
