@@ -1,6 +1,8 @@
 """Sums between CPU devices of one process (``parallel/_local.py``) against sums through copies
 (forced on CPU devices, as GPUs and other machines' devices use them): a data-parallel step gives
-the same bits either way, whatever its buckets hold, and after whatever happened to its arrays."""
+the same bits either way, whatever its buckets hold, and after whatever happened to its arrays;
+``allreduce`` takes the same dtypes and raises the same errors either way, and inside a captured
+function; only whole arrays of CPU devices of this process are summed by one op."""
 
 from __future__ import annotations
 
