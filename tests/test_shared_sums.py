@@ -260,3 +260,27 @@ def test_a_captured_function_may_allreduce_its_arguments_and_its_own_results_eit
     finally:
         ap.waitall()
         ap.set_cpu_devices(1)
+
+
+def test_a_captured_steps_one_op_sums_are_found_as_traffic_on_whichever_lane_they_run() -> None:
+    """A captured data-parallel step's segments that hold the one-op sum count as traffic in the
+    profiler, on a copy lane (earlier buckets) and on a compute lane (the bucket backward makes last),
+    as in eager execution."""
+    ap.set_cpu_devices(2)
+    try:
+        for capture in (False, "replay"):
+            replicas, rng = _replicas()
+            trainer = parallel.DataParallel(replicas, parallel.sgd(0.1), capture=capture, bucket_size=10)
+            assert len(trainer.buckets) == 3  # w2, b1, w1: the last is w1's
+            X, Y = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6, 2)).astype(np.float32)
+            for _ in range(2):
+                trainer.step_batch(_loss, X, Y)
+            ap.waitall()
+            with ap.profile() as prof:
+                trainer.step_batch(_loss, X, Y)
+                ap.waitall()
+            sums_at = {(r.device, r.lane) for r in prof.records if r.kind == "sum" and r.device == "cpu:0"}
+            assert sums_at == {("cpu:0", "copy"), ("cpu:0", "compute")}, (capture, prof.records)
+    finally:
+        ap.waitall()
+        ap.set_cpu_devices(1)

@@ -72,6 +72,9 @@ class Program:
         self.fresh = sorted({s for seg in self.segments for s in (*seg.reads, *seg.writes)
                              if self.slots[s].kind == INTERNAL})  # fmt: skip
         self.opaque = any(has_opaque(self.steps, seg) for seg in self.segments)
+        # segments holding an op that reads every device's array (a sum on CPU devices of one process)
+        self.between_devices = {id(seg) for seg in self.segments for i in seg.steps
+                                if getattr(getattr(self.steps[i], "fn", None), "between_devices", False)}  # fmt: skip
         self.grad_checks = [(slot, g, _view_key(g.view)) for step in self.steps if type(step) is BackwardStep
                             for slot, g, _ in step.leaves]  # fmt: skip
         self.cuts: dict[int, dict[int, tuple[int, ...]]] = {}  # chain -> its cut points' frontiers (_cut_frontiers)
@@ -245,7 +248,10 @@ class Program:
                 env = shared.get(seg.chain)
                 if env is None:
                     env = shared[seg.chain] = ([None] * len(self.slots), {})
-            _eager.push(partial(_run_segment, seg, storages, env), tuple(storages[s] for s in seg.reads),
+            run = partial(_run_segment, seg, storages, env)
+            if id(seg) in self.between_devices:
+                run.between_devices = True  # type: ignore[attr-defined]  # (the profiler's traffic: _traffic.py)
+            _eager.push(run, tuple(storages[s] for s in seg.reads),
                         tuple(storages[s] for s in seg.writes), seg.device, self.label(seg), seg.lane,
                         bulk=True)  # fmt: skip
 

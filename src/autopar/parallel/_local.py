@@ -19,7 +19,11 @@ bucket; a bucket of one parameter is updated by each device's own op after
 the sum, as through copies): one op per bucket sums the
 gradients and moves every device's parameters -- started, like the copies
 and sums it replaces, as soon as the bucket's gradients are ready on every
-device, while backward goes on on the compute lanes.
+device, while backward goes on on the compute lanes. The bucket backward
+makes last has no backward left to overlap: the step runs its op on a
+compute lane, where the next forward follows without a hand-over between
+threads. The profiler counts the op as traffic: its function says it reads
+every device's array (``between_devices``).
 
 Failures and Ctrl-C are as before: the op writes every device's array (and
 with updates, parameters), so a failed read fails all of them, which is what
@@ -80,8 +84,9 @@ def sum_kernel(arrays: Sequence[NDArray]) -> Callable[[], None]:
     return run
 
 
-def push_sums(groups: Sequence[Sequence[NDArray]], updates: Sequence[BucketKernel], name: str) -> None:
-    """One op on the first array's device's copy lane: each group's sum written into every array of the
+def push_sums(groups: Sequence[Sequence[NDArray]], updates: Sequence[BucketKernel], name: str,
+              lane: str = COPY) -> None:  # fmt: skip
+    """One op on the first array's device's ``lane``: each group's sum written into every array of the
     group, then ``updates`` (functions with the vars they read and write) run in order.
 
     Raises at the call, as the copies' in-place adds do, where autograd would record a write into an
@@ -99,4 +104,5 @@ def push_sums(groups: Sequence[Sequence[NDArray]], updates: Sequence[BucketKerne
         for kernel in kernels:
             kernel()
 
-    push(kernels[0] if len(kernels) == 1 else run, reads, writes, groups[0][0].device, name, COPY)
+    run.between_devices = True  # type: ignore[attr-defined]  # (the profiler's traffic: it reads every device)
+    push(run, reads, writes, groups[0][0].device, name, lane)

@@ -20,13 +20,12 @@ Then:
 - ``sum``: an op that reads an arrived var and writes into an existing array
   -- a gradient summed with its copy from another device (``+=``, an
   ``allreduce``'s sum) or overwritten by it (the broadcast back) --, or an op
-  on a copy lane that reads and writes several existing arrays: CPU devices
-  of one process sum their arrays with one op there that reads them all and
-  writes the sum into each, no copy first (``parallel/_local.py``). A
-  ``copyto`` into an existing array runs on a copy lane too, on one device as
-  well, and writes one array (reading it where it keeps part of it): not a
-  sum. A forward op that reads an arrived batch shard makes new arrays: it is
-  not traffic.
+  whose function says it reads every device's array (``between_devices``):
+  CPU devices of one process sum their arrays with one op that reads them all
+  and writes the sum into each, no copy first (``parallel/_local.py``; a
+  captured segment holding one says so too). A ``copyto`` into an existing
+  array on one device is not a sum. A forward op that reads an arrived batch
+  shard makes new arrays: it is not traffic.
 - ``""``: everything else.
 
 Limits: a var first seen inside the profile counts as new, so a profile that
@@ -61,7 +60,7 @@ class Classifier:
             existing = bool(op.rw) or any(w in self._seen for w in writes)
             if op.lane in COPY_LANES and writes and not existing:
                 kind = COPY
-            elif existing and ((len(op.rw) > 1 and op.lane in COPY_LANES) or any(r in self._arrived for r in reads)):
+            elif existing and (getattr(op.fn, "between_devices", False) or any(r in self._arrived for r in reads)):
                 kind = SUM
             else:
                 kind = ""
