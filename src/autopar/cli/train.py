@@ -14,9 +14,9 @@ def add_parser(sub: Any) -> None:
         help="train LeNet (or ResNet-18) on 1 and then all devices; time per epoch, samples/s, accuracy",
         description="d2l's multi-device training experiment: LeNet-5 (or --model resnet, d2l's ResNet-18) on "
         "Fashion-MNIST-shaped data, first on one device, then data-parallel on all of them (two GPUs, else the "
-        "CPU split into two devices), with each bucket of gradients summed across devices as soon as it is ready everywhere (while backward "
-        "still runs, where the model's gradients fill several buckets: on CPU devices of one process LeNet's fill "
-        "one, summed by one operation that reads both devices' memory). "
+        "CPU split into two devices), with each bucket of gradients summed across devices as soon as it is "
+        "ready everywhere (while backward still runs, where the model's gradients fill several buckets: on CPU "
+        "devices of one process LeNet's fill one, summed by one operation that reads both devices' memory). "
         "With --cluster, the devices are one CPU device on each of two nodes of a Ray cluster. "
         "Without --data the data is synthetic (nothing is downloaded), and the output says so.",
         epilog="The performance figures (2 devices against 1, sums against no sums, against PyTorch DDP run "

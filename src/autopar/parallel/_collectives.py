@@ -39,7 +39,7 @@ from autopar.devices import COPY, COPY_H2D, Device
 from autopar.engine._group import atomic
 
 
-# The names of allreduce's ops: the profiler counts ops named "allreduce..." as gradient traffic.
+# The names of allreduce's ops, as the profiler shows them (it finds traffic by what ops do, not by name).
 COPY_NAME = "allreduce copy"
 SUM_NAME = "allreduce sum"
 

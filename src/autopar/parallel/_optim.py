@@ -146,6 +146,7 @@ class SGD(Optimizer):
         writes = tuple(s.var for s in storages)
         return run, (grad_storage.var, *writes), writes
 
+
 def sgd(lr: float, momentum: float = 0.0, weight_decay: float = 0.0) -> SGD:
     """Stochastic gradient descent (``torch.optim.SGD``'s update)."""
     return SGD(lr, momentum, weight_decay)

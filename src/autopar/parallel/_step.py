@@ -61,7 +61,7 @@ from autopar.parallel._collectives import SUM_NAME, _devices, allreduce, broadca
 from autopar.parallel._optim import BucketKernel, Optimizer
 
 
-SUM_AND_UPDATE_NAME = SUM_NAME + " and update"  # (an allreduce op for the profiler)
+SUM_AND_UPDATE_NAME = SUM_NAME + " and update"  # (the name of the one op that sums a bucket and updates)
 BUCKET_SIZE = 1 << 15  # elements: LeNet's gradients fall in three buckets, ResNet-18's in one or two per stage
 # elements, on CPU devices of this process: a bucket's sum there is one op of adds at memory speed (_local.py),
 # and what a bucket costs besides -- an op's hand-overs between threads on busy cores, a cut in a captured
@@ -169,8 +169,9 @@ class DataParallel:
         self.states = [[optimizer.state(p) for p in row] for row in self.replicas]
         self.buckets = _buckets(self.replicas[0], bucket_size)
         self.flats = [[_bucket_view(row, indices) for indices in self.buckets] for row in self.replicas]
-        # devices of one process's memory: a bucket's sum is one op that reads every device's bucket (_local.py)
-        self._shared = shared and all(_local.shared_memory(flats) for flats in self.flats)
+        # devices of one process's memory: a bucket's sum is one op that reads every device's bucket (_local.py;
+        # the buckets, made just above on those devices, are whole arrays there)
+        self._shared = shared
         self._batch_step: Any = self._step_batch
         if capture:
             from autopar._capture import capture as captured
