@@ -89,6 +89,44 @@ def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None
     assert big.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]] and f.traced == 2
 
 
+def test_a_grad_replaced_by_one_of_the_same_layout_gets_the_next_gradients_and_the_old_keeps_its_own() -> None:
+    def step(w, X):  # type: ignore[no-untyped-def]
+        loss = (w * X).sum()
+        loss.backward()
+        return loss
+
+    f = ap.capture(step, mode="replay")
+    w, X = ap.ones(3, requires_grad=True), ap.arange(3.0)
+    f(w, X)
+    first = w.grad
+    for scale in (2.0, 3.0):
+        w.grad = ap.zeros(3)  # the same layout: the trace holds, and must write into the new array
+        f(w, X * scale)
+        assert w.grad.tolist() == [0.0, scale, 2 * scale]
+    assert first.tolist() == [0.0, 1.0, 2.0] and f.traced == 1
+
+
+@pytest.mark.parametrize("first, second", [("write", "add"), ("add", "write")])
+def test_gradients_written_and_added_into_overlapping_views_land_in_eager_order(first: str, second: str) -> None:
+    def step(w1, w2, X):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = (w1 * X).sum() + (w2 * X * 10).sum()
+        loss.backward()
+        return loss
+
+    results = []
+    for f in (step, ap.capture(step, mode="replay")):
+        w1, w2, X = ap.ones(3), ap.ones(3), ap.arange(1.0, 4.0)
+        w1.attach_grad(grad_req=first)
+        w2.attach_grad(grad_req=second)
+        big = ap.zeros(4)
+        w1.grad, w2.grad = big[0:3], big[1:4]  # one gradient's writes land in the other's view
+        for _ in range(2):
+            f(w1, w2, X)
+        results.append(big.tolist())
+    assert results[1] == results[0]
+
+
 def _two_weight_step(w1, w2, X):  # type: ignore[no-untyped-def]
     loss = (w1 * X + w2 * X * 2).sum()
     loss.backward()
@@ -187,3 +225,21 @@ def test_the_tracing_call_returns_results_without_a_gradient_record_like_every_l
         with pytest.raises(RuntimeError, match="does not require grad"):
             loss.backward()
         assert loss.item() == 3.0
+
+
+def test_a_leaf_alias_is_kept_with_its_array_while_the_array_keeps_its_tensor() -> None:
+    import torch
+
+    from autopar._capture._backends import kept_alias
+
+    w = ap.ones(3)
+    storage = w._storage
+    ap.waitall()
+    env = [storage.tensor]
+    first = kept_alias(env, {}, [storage], 0)
+    assert first.requires_grad and first.data_ptr() == storage.tensor.data_ptr() and first.grad_fn is None
+    assert kept_alias(env, {}, [storage], 0) is first  # the next call: the same leaf, no new detach
+    storage.tensor = torch.zeros(3)  # (a tensor of its own: what a leaf alias must follow)
+    again = kept_alias([storage.tensor], {}, [storage], 0)
+    assert again is not first and again.data_ptr() == storage.tensor.data_ptr()
+    assert kept_alias(env, {}, None, 0) is not first  # no storages (a compiled segment's warm-up): fresh

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,6 +62,33 @@ def _alias(env: list[Any], aliases: dict[Any, Any], slot: int) -> Any:
     if t is None:
         t = aliases[slot] = env[slot].detach().requires_grad_()
     return t
+
+
+def kept_alias(env: list[Any], aliases: dict[Any, Any], storages: Sequence[Any] | None, slot: int) -> Any:
+    """``_alias``, kept with the leaf's array (its storage's ``leaf``) from one call to the next while the
+    array keeps its tensor: each ``detach`` and each tensor dropped hands the interpreter lock to another
+    lane that waits for it, and a captured step's leaves are the same arrays call after call."""
+    t = aliases.get(slot)
+    if t is not None:
+        return t
+    base = env[slot]
+    storage = storages[slot] if storages is not None else None
+    kept = getattr(storage, "leaf", None)
+    if kept is not None and kept[0]() is base:
+        t = kept[1]
+    else:
+        t = base.detach().requires_grad_()
+        if storage is not None:
+            storage.leaf = (weakref.ref(base), t)
+    aliases[slot] = t
+    return t
+
+
+def _copy_all(targets: list[Any], values: list[Any]) -> None:
+    if targets:
+        torch._foreach_copy_(targets, values)
+        targets.clear()
+        values.clear()
 
 
 def _positive_at_zero(base: torch.Tensor, view: Any) -> tuple[torch.Tensor, list[int] | None]:
@@ -272,6 +300,8 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
         with torch.enable_grad():
             found = iter(torch.autograd.grad(outs, present, seeds, retain_graph=retain, allow_unused=True)
                          if present and outs else [None] * len(present))  # fmt: skip
+        targets: list[Any] = []
+        values: list[Any] = []
         for (slot, grad, overwrite), t in zip(leaves, wanted):
             value: Any = next(found) if t is not None else None
             base = env[grad.slot]
@@ -281,9 +311,16 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
                 value = torch.zeros(slots[slot].shape, dtype=base.dtype, device=base.device)
             if value.dtype is not base.dtype:
                 value = value.to(base.dtype)
+            target, flips = (base, None) if grad.view is None else _views._positive(base, grad.view)
+            if overwrite and not flips and target.shape == value.shape and target.device == value.device:
+                targets.append(target)  # a plain copy: all of them in one call (each call, and each
+                values.append(value)  # tensor it returns, hands the interpreter lock to a lane waiting)
+                continue
+            _copy_all(targets, values)  # (in order: this gradient's view may overlap an earlier one)
             if not overwrite:
                 value = _views.read(base, grad.view) + value
             _views.write(base, grad.view, value)
+        _copy_all(targets, values)
         for s, (kept, _) in zip(below, cuts):
             passed = next(found)
             if passed is not None:
@@ -311,7 +348,7 @@ def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Se
     """The segment as one function of its preloaded tensors, returning the tensors it publishes."""
     loads, publish = tuple(loads), tuple(publish)
 
-    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None) -> tuple[Any, ...]:
+    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None, storages: Any = None) -> tuple[Any, ...]:
         env, aliases = ([None] * size, {}) if shared is None else shared  # a chain's segments share theirs
         for s, t in zip(loads, tensors):
             env[s] = t
@@ -338,7 +375,8 @@ class Backend:
         self._compiled: Callable[..., Any] | None = None
         self._lock = threading.Lock()
 
-    def __call__(self, *tensors: Any, shared: Any = None) -> tuple[Any, ...]:
+    def __call__(self, *tensors: Any, shared: Any = None, storages: Any = None) -> tuple[Any, ...]:
+        """``storages``: the program's, by slot (a compiled segment keeps its leaves' aliases with them)."""
         if self.kind == "replay":
             return self.fn(*tensors, shared=shared)
         for t in tensors:  # a window of a tensor at an offset (from_torch of a part): compiled stages take
@@ -350,7 +388,7 @@ class Backend:
                 compiled = self._compiled or self._warm(tensors)
             if self.kind == "replay":
                 return self.fn(*tensors, shared=shared)
-        return compiled(*tensors, shared=shared)
+        return compiled(*tensors, shared=shared, storages=storages)
 
     def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
         """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""

@@ -274,7 +274,7 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
     if _failures.seen and _failed.stopped(seg.reads, storages, shared):  # a read failed: step by step
         _failed.run(seg, storages, shared, tensors)
         return
-    out = seg.run(*tensors, shared=shared)
+    out = seg.run(*tensors, shared=shared, storages=storages)
     for s, t in zip(seg.publish, out):
         storages[s].tensor = t.detach() if t.requires_grad else t
     if _failures.seen:  # pushed as a bulk op: the engine leaves the outcome of its writes to it

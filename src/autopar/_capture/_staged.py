@@ -151,7 +151,7 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
             needed |= set(env_slots) | set(alias_slots)
         plan.reverse()
 
-        def driver(*tensors: Any, shared: Any = None) -> tuple[Any, ...]:
+        def driver(*tensors: Any, shared: Any = None, storages: Any = None) -> tuple[Any, ...]:
             env, aliases = ([None] * size, {}) if shared is None else shared
             for s, t in zip(loads, tensors):
                 if t.storage_offset():  # views are taken at offset 0 in a compiled stage
@@ -163,7 +163,7 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
                         item[1](env, aliases)
                     continue
                 _, fn, env_slots, alias_slots, outs = item
-                args = [env[s] for s in env_slots] + [_backends._alias(env, aliases, s) for s in alias_slots]
+                args = [env[s] for s in env_slots] + [_backends.kept_alias(env, aliases, storages, s) for s in alias_slots]
                 for o, t in zip(outs, fn(*args)):
                     env[o] = t
             return tuple(env[s] for s in publish)
