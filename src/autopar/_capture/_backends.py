@@ -9,7 +9,13 @@ reads or writes in place, set by the step that makes it otherwise) and
 ``aliases[slot]`` a leaf's tensor detached and marked ``requires_grad``, made
 by the first recorded step that reads it (a backward cut at gradient buckets
 keeps there, too, the tensors it cut and the gradients its pieces pass on:
-``_cuts.py``). A runner does what the eager
+``_cuts.py``). A compiled segment keeps a leaf's alias with the leaf's array
+from one call to the next (``kept_alias``), and a backward writes its plain
+gradients in one call: each ``detach``, each copy and each tensor dropped
+hands the interpreter lock to another lane waiting for it, and on two CPU
+devices both lanes start a data-parallel step's segments at once (the
+preamble of cpu:0's, from its start to its first compiled graph: 390 us
+before, 147 us with the aliases kept; 123 us alone). A runner does what the eager
 interpreter's op does (``arrays/_eager.py``): read through the view, cast to
 the kernel dtype, call the kernel, store a fresh contiguous tensor (cloned
 where torch handed back an input or a view) or write through the target's
@@ -348,7 +354,8 @@ def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Se
     """The segment as one function of its preloaded tensors, returning the tensors it publishes."""
     loads, publish = tuple(loads), tuple(publish)
 
-    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None, storages: Any = None) -> tuple[Any, ...]:
+    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None,
+            storages: Any = None) -> tuple[Any, ...]:  # fmt: skip
         env, aliases = ([None] * size, {}) if shared is None else shared  # a chain's segments share theirs
         for s, t in zip(loads, tensors):
             env[s] = t

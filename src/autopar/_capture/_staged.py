@@ -163,7 +163,8 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
                         item[1](env, aliases)
                     continue
                 _, fn, env_slots, alias_slots, outs = item
-                args = [env[s] for s in env_slots] + [_backends.kept_alias(env, aliases, storages, s) for s in alias_slots]
+                args = [env[s] for s in env_slots]
+                args += [_backends.kept_alias(env, aliases, storages, s) for s in alias_slots]
                 for o, t in zip(outs, fn(*args)):
                     env[o] = t
             return tuple(env[s] for s in publish)
