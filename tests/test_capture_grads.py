@@ -106,7 +106,7 @@ def test_a_grad_replaced_by_one_of_the_same_layout_gets_the_next_gradients_and_t
     assert first.tolist() == [0.0, 1.0, 2.0] and f.traced == 1
 
 
-@pytest.mark.parametrize("first, second", [("write", "add"), ("add", "write")])
+@pytest.mark.parametrize("first, second", [("write", "add"), ("add", "write"), ("write", "write")])
 def test_gradients_written_and_added_into_overlapping_views_land_in_eager_order(first: str, second: str) -> None:
     def step(w1, w2, X):  # type: ignore[no-untyped-def]
         with autograd.record():
@@ -125,6 +125,27 @@ def test_gradients_written_and_added_into_overlapping_views_land_in_eager_order(
             f(w1, w2, X)
         results.append(big.tolist())
     assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_a_grad_assigned_as_a_reversed_view_gets_its_gradients_in_the_view_order(req: str) -> None:
+    def step(w, X):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = (w * X).sum()
+        loss.backward()
+        return loss
+
+    results = []
+    for f in (step, ap.capture(step, mode="replay")):
+        w, X = ap.ones(3), ap.arange(1.0, 4.0)
+        w.attach_grad(grad_req=req)
+        f(w, X)
+        big = ap.zeros(4)
+        w.grad = big[::-1][0:3]  # negative strides: the gradient lands in big backwards
+        f(w, X)
+        f(w, X * 2)
+        results.append(big.tolist())
+    assert results[1] == results[0] == ([0.0, 6.0, 4.0, 2.0] if req == "write" else [0.0, 9.0, 6.0, 3.0])
 
 
 def _two_weight_step(w1, w2, X):  # type: ignore[no-untyped-def]
