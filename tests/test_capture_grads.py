@@ -148,6 +148,47 @@ def test_a_grad_assigned_as_a_reversed_view_gets_its_gradients_in_the_view_order
     assert results[1] == results[0] == ([0.0, 6.0, 4.0, 2.0] if req == "write" else [0.0, 9.0, 6.0, 3.0])
 
 
+def test_overwritten_gradients_in_overlapping_views_never_meet_in_one_foreach_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # torch._foreach_copy_ on a GPU copies all its tensors in one kernel, in no order (its fast route checks
+    # devices, dtypes, sizes and strides, not whether two targets overlap); on a CPU it copies one by one.
+    # So two targets that share elements must be copied by two calls, in order; disjoint ones by one.
+    import torch
+
+    calls: list[list[tuple[int, int]]] = []
+    real = torch._foreach_copy_
+
+    def spy(targets, values):  # type: ignore[no-untyped-def]
+        calls.append([(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in targets])
+        return real(targets, values)
+
+    def step(w1, w2, w3, w4, X):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = (w1 * X).sum() + (w2 * X * 10).sum() + (w3 * X * 100).sum() + (w4 * X * 1000).sum()
+        loss.backward()
+        return loss
+
+    monkeypatch.setattr(torch, "_foreach_copy_", spy)
+    results = []
+    for f in (step, ap.capture(step, mode="replay")):
+        ws, X = [ap.ones(3) for _ in range(4)], ap.arange(1.0, 4.0)
+        for w in ws:
+            w.attach_grad()
+        big, flat = ap.zeros(4), ap.zeros(6)
+        ws[0].grad, ws[1].grad = big[0:3], big[1:4]  # overlapping
+        ws[2].grad, ws[3].grad = flat[0:3], flat[3:6]  # disjoint (a bucket's gradients)
+        calls.clear()
+        for _ in range(2):
+            f(*ws, X)
+        results.append((big.tolist(), flat.tolist()))
+    assert results[1] == results[0]
+    for spans in calls:
+        for i, (lo, hi) in enumerate(spans):
+            assert all(hi2 <= lo or hi <= lo2 for lo2, hi2 in spans[:i]), "overlapping targets in one foreach copy"
+    assert max(len(spans) for spans in calls) >= 2  # the disjoint ones still go together
+
+
 def _two_weight_step(w1, w2, X):  # type: ignore[no-untyped-def]
     loss = (w1 * X + w2 * X * 2).sum()
     loss.backward()

@@ -90,11 +90,42 @@ def kept_alias(env: list[Any], aliases: dict[Any, Any], storages: Sequence[Any] 
     return t
 
 
-def _copy_all(targets: list[Any], values: list[Any]) -> None:
+def _copy_all(targets: list[Any], values: list[Any], held: list[int]) -> None:
     if targets:
         torch._foreach_copy_(targets, values)
         targets.clear()
         values.clear()
+        held.clear()
+
+
+def _clashes(leaves: Sequence[Any]) -> list[frozenset[int]]:
+    """For each leaf's ``.grad`` operand, the earlier ones that may share elements with it (views of one
+    storage whose spans meet). A GPU's ``_foreach_copy_`` copies all its tensors in one kernel, in no
+    order, so a plain copy waits for the copies before it that it clashes with (a CPU copies in order)."""
+    spans = []
+    for i, (_, grad, _) in enumerate(leaves):
+        view = grad.view
+        if view is None:
+            lo, hi = 0, float("inf")
+        elif 0 in view.shape:
+            continue
+        else:
+            lo = hi = view.offset
+            for n, stride in zip(view.shape, view.strides):
+                if stride < 0:
+                    lo += (n - 1) * stride
+                else:
+                    hi += (n - 1) * stride
+            hi += 1
+        spans.append((grad.slot, lo, hi, i))
+    spans.sort()
+    clashes: list[set[int]] = [set() for _ in leaves]
+    for k, (slot, lo, hi, i) in enumerate(spans):
+        for other, lo2, _, j in spans[k + 1 :]:
+            if other != slot or lo2 >= hi:
+                break
+            clashes[max(i, j)].add(min(i, j))
+    return [frozenset(c) for c in clashes]
 
 
 def _positive_at_zero(base: torch.Tensor, view: Any) -> tuple[torch.Tensor, list[int] | None]:
@@ -284,6 +315,7 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
     head_grads = step.head_grads
     leaves = step.leaves
     above, below, point = step.above, step.below, step.point
+    clashes = _clashes(leaves)
 
     def run(env: list[Any], aliases: dict[Any, Any]) -> None:
         outs: list[Any] = []
@@ -308,7 +340,8 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
                          if present and outs else [None] * len(present))  # fmt: skip
         targets: list[Any] = []
         values: list[Any] = []
-        for (slot, grad, overwrite), t in zip(leaves, wanted):
+        held: list[int] = []  # the leaves whose copies are in targets
+        for i, ((slot, grad, overwrite), t) in enumerate(zip(leaves, wanted)):
             value: Any = next(found) if t is not None else None
             base = env[grad.slot]
             if value is None:
@@ -319,14 +352,17 @@ def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
                 value = value.to(base.dtype)
             target, flips = (base, None) if grad.view is None else _views._positive(base, grad.view)
             if overwrite and not flips and target.shape == value.shape and target.device == value.device:
+                if clashes[i] and not clashes[i].isdisjoint(held):
+                    _copy_all(targets, values, held)  # (after the copies into the elements it shares)
                 targets.append(target)  # a plain copy: all of them in one call (each call, and each
                 values.append(value)  # tensor it returns, hands the interpreter lock to a lane waiting)
+                held.append(i)
                 continue
-            _copy_all(targets, values)  # (in order: this gradient's view may overlap an earlier one)
+            _copy_all(targets, values, held)  # (in order: this gradient's view may overlap an earlier one)
             if not overwrite:
                 value = _views.read(base, grad.view) + value
             _views.write(base, grad.view, value)
-        _copy_all(targets, values)
+        _copy_all(targets, values, held)
         for s, (kept, _) in zip(below, cuts):
             passed = next(found)
             if passed is not None:
