@@ -9,6 +9,7 @@ import pytest
 
 import autopar as ap
 from autopar import autograd
+from autopar._capture._backends import compiler_available
 
 
 @pytest.mark.parametrize("req", ["write", "add"])
@@ -305,3 +306,30 @@ def test_a_leaf_alias_is_kept_with_its_array_while_the_array_keeps_its_tensor() 
     again = kept_alias([storage.tensor], {}, [storage], 0)
     assert again is not first and again.data_ptr() == storage.tensor.data_ptr()
     assert kept_alias(env, {}, None, 0) is not first  # no storages (a compiled segment's warm-up): fresh
+
+
+@pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
+def test_a_compiled_leaf_follows_its_tensor_set_to_other_memory_between_calls_as_eagerly() -> None:
+    # w.torch() is the array's own tensor: set_ points it (and so the array) at other memory, which the next
+    # call reads eagerly -- a leaf alias kept from the call before still sees the old memory
+    import torch
+    import torch._inductor.config
+
+    def step(w, X):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = (X * w * w).sum()
+        loss.backward()
+        return loss
+
+    results = []
+    with torch._inductor.config.patch(compile_threads=1):
+        for f in (step, ap.capture(step, mode="compile")):
+            w, X = ap.ones(3), ap.arange(1.0, 4.0)
+            w.attach_grad()
+            f(w, X)
+            f(w, X)
+            ap.waitall()  # (nothing pending reads the old memory)
+            w.torch().set_(torch.full((3,), 5.0))
+            results.append((f(w, X).item(), w.grad.tolist()))
+    assert results[1] == results[0] == (150.0, [10.0, 20.0, 30.0])
+    assert f.traces[0].backend == "compile"

@@ -72,15 +72,16 @@ def _alias(env: list[Any], aliases: dict[Any, Any], slot: int) -> Any:
 
 def kept_alias(env: list[Any], aliases: dict[Any, Any], storages: Sequence[Any] | None, slot: int) -> Any:
     """``_alias``, kept with the leaf's array (its storage's ``leaf``) from one call to the next while the
-    array keeps its tensor: each ``detach`` and each tensor dropped hands the interpreter lock to another
-    lane that waits for it, and a captured step's leaves are the same arrays call after call."""
+    array keeps its tensor, at the same memory (``w.torch().set_(...)`` points the tensor elsewhere): each
+    ``detach`` and each tensor dropped hands the interpreter lock to another lane that waits for it, and a
+    captured step's leaves are the same arrays call after call."""
     t = aliases.get(slot)
     if t is not None:
         return t
     base = env[slot]
     storage = storages[slot] if storages is not None else None
     kept = getattr(storage, "leaf", None)
-    if kept is not None and kept[0]() is base:
+    if kept is not None and kept[0]() is base and kept[1].data_ptr() == base.data_ptr():
         t = kept[1]
     else:
         t = base.detach().requires_grad_()
