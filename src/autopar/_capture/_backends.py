@@ -11,7 +11,8 @@ by the first recorded step that reads it (a backward cut at gradient buckets
 keeps there, too, the tensors it cut and the gradients its pieces pass on:
 ``_cuts.py``). A compiled segment keeps a leaf's alias with the leaf's array
 from one call to the next (``kept_alias``), and a backward writes its plain
-gradients in one call: each ``detach``, each copy and each tensor dropped
+gradients in one call (one per run of views that do not overlap: ``_clashes``):
+each ``detach``, each copy and each tensor dropped
 hands the interpreter lock to another lane waiting for it, and on two CPU
 devices both lanes start a data-parallel step's segments at once (the
 preamble of cpu:0's, from its start to its first compiled graph: 390 us
