@@ -293,7 +293,7 @@ def test_the_tracing_call_returns_results_without_a_gradient_record_like_every_l
 def test_a_leaf_alias_is_kept_with_its_array_while_the_array_keeps_its_tensor() -> None:
     import torch
 
-    from autopar._capture._backends import kept_alias
+    from autopar._capture._leaves import kept_alias
 
     w = ap.ones(3)
     storage = w._storage

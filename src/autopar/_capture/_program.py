@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 
-from autopar._capture import _backends, _cuts, _failed, _staged
+from autopar._capture import _backends, _cuts, _failed, _leaves, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
                                      requirement)
@@ -94,7 +94,7 @@ class Program:
                 elif type(step) is KernelStep:
                     runners.append(_backends.kernel_runner(step, self.slots))
                 elif type(step) is BackwardStep:
-                    runners.append(_backends.backward_runner(step, self.slots))
+                    runners.append(_leaves.backward_runner(step, self.slots))
                 else:
                     assert type(step) is OpaqueStep
                     runners.append(_backends.opaque_runner(step, self.slots))
