@@ -74,13 +74,14 @@ def test_the_gradient_mode_is_part_of_the_signature() -> None:
     assert w.tolist() == [0.0] * 3
 
 
-def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None:
-    def step(w, X):  # type: ignore[no-untyped-def]
-        loss = (w * X).sum()
-        loss.backward()
-        return loss
+def _weighted_sum_step(w, X):  # type: ignore[no-untyped-def]
+    loss = (w * X).sum()
+    loss.backward()
+    return loss
 
-    f = ap.capture(step, mode="replay")
+
+def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None:
+    f = ap.capture(_weighted_sum_step, mode="replay")
     w, X = ap.ones(3, requires_grad=True), ap.arange(3.0)
     f(w, X)
     f(w, X)
@@ -91,12 +92,7 @@ def test_a_grad_assigned_outside_as_a_view_is_written_through_its_view() -> None
 
 
 def test_a_grad_replaced_by_one_of_the_same_layout_gets_the_next_gradients_and_the_old_keeps_its_own() -> None:
-    def step(w, X):  # type: ignore[no-untyped-def]
-        loss = (w * X).sum()
-        loss.backward()
-        return loss
-
-    f = ap.capture(step, mode="replay")
+    f = ap.capture(_weighted_sum_step, mode="replay")
     w, X = ap.ones(3, requires_grad=True), ap.arange(3.0)
     f(w, X)
     first = w.grad
