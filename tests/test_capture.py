@@ -447,10 +447,10 @@ def test_fastest_keeps_a_compiled_segment_only_where_it_runs_faster_and_auto_alw
 
     from autopar._capture._backends import Backend
 
-    def quick(*tensors, shared=None):  # type: ignore[no-untyped-def]
+    def quick(*tensors, shared=None, storages=None):  # type: ignore[no-untyped-def]
         return tensors
 
-    def slow(*tensors, shared=None):  # type: ignore[no-untyped-def]
+    def slow(*tensors, shared=None, storages=None):  # type: ignore[no-untyped-def]
         time.sleep(0.01)  # a compiled segment that loses (not synchronisation: a cost)
         return tensors
 

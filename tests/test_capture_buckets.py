@@ -69,9 +69,14 @@ def test_a_compiled_data_parallel_step_keeps_its_backward_cut_and_matches_eager(
             (program,) = step.traces
             pieces = [seg for seg in program.segments if program._is_piece(seg)]
             assert len(pieces) == 4, "the backward was not cut"  # two later pieces on each device
+            # each compiled segment keeps its leaves' aliases with their arrays: the next step reuses them
+            kept = [p._storage.leaf for replica in mine for p in replica]
             with ap.profile() as prof:
                 trainer.step_batch(_skip_mlp_loss, X, y)
                 ap.waitall()
+            for k, p in zip(kept, [p for replica in mine for p in replica]):
+                assert k is not None and p._storage.leaf is k and k[0]() is p._storage.tensor
+                assert k[1].requires_grad and k[1].data_ptr() == p._storage.tensor.data_ptr()
             names = {r.name for r in prof.records}
             for seg in pieces:  # a piece runs in its head's compiled graph, and says so
                 assert program.label(seg).endswith(", compile)") and program.label(seg) in names

@@ -9,7 +9,8 @@ reads or writes in place, set by the step that makes it otherwise) and
 ``aliases[slot]`` a leaf's tensor detached and marked ``requires_grad``, made
 by the first recorded step that reads it (a backward cut at gradient buckets
 keeps there, too, the tensors it cut and the gradients its pieces pass on:
-``_cuts.py``). A runner does what the eager
+``_cuts.py``; the aliases, and the backward that writes the gradients:
+``_leaves.py``). A runner does what the eager
 interpreter's op does (``arrays/_eager.py``): read through the view, cast to
 the kernel dtype, call the kernel, store a fresh contiguous tensor (cloned
 where torch handed back an input or a view) or write through the target's
@@ -47,20 +48,13 @@ from typing import Any
 import torch
 
 from autopar.arrays import _views
-from autopar._capture._cuts import CUT, GRAD
-from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot
+from autopar._capture._leaves import _alias
+from autopar._capture._trace import KernelStep, OpaqueStep, Operand, Slot
 
 Runner = Callable[[list[Any], dict[Any, Any]], None]
 
 
 _numbers: dict[Any, torch.Tensor] = {}  # (type, value, dtype) -> its 0-d tensor, shared by every trace (read only)
-
-
-def _alias(env: list[Any], aliases: dict[Any, Any], slot: int) -> Any:
-    t = aliases.get(slot)
-    if t is None:
-        t = aliases[slot] = env[slot].detach().requires_grad_()
-    return t
 
 
 def _positive_at_zero(base: torch.Tensor, view: Any) -> tuple[torch.Tensor, list[int] | None]:
@@ -242,56 +236,6 @@ def _fast(step: KernelStep, prepared: list[Any]) -> Runner | None:
     return None
 
 
-def backward_runner(step: BackwardStep, slots: Sequence[Slot]) -> Runner:
-    """One ``torch.autograd.grad``; a piece of a cut backward (``_cuts.py``) starts from the tensors the
-    cut above it kept, seeded with the gradients the piece before it passed on, and stops at the cut
-    tensors of its own cut -- the graph is cut there, so it frees what it ran (unless asked to retain)."""
-    heads = step.heads
-    head_grads = step.head_grads
-    leaves = step.leaves
-    above, below, point = step.above, step.below, step.point
-
-    def run(env: list[Any], aliases: dict[Any, Any]) -> None:
-        outs: list[Any] = []
-        seeds: list[Any] = []
-        for h, g in zip(heads, head_grads):
-            t = aliases.get(h.slot, env[h.slot])
-            t = t if h.view is None else _views.read(t, h.view)
-            outs.append(t)
-            seeds.append(torch.ones_like(t) if g is None else _views.read(env[g.slot], g.view))
-        for s in above:  # a later piece of a cut backward: from where the piece before it stopped
-            passed = aliases.pop((GRAD, s), None)
-            if passed is not None:
-                outs.append(passed[0])
-                seeds.append(passed[1])
-        taken = [aliases.pop((CUT, point, s), None) for s in below]  # (kept, cut) where the graph was cut
-        retain = step.retain or None in taken  # (a frontier not cut: the graph below it is still needed)
-        cuts = [(env[s], env[s]) if c is None else c for s, c in zip(below, taken)]
-        wanted = [aliases.get(slot) for slot, _, _ in leaves]
-        present = [t for t in wanted if t is not None] + [cut for _, cut in cuts]
-        with torch.enable_grad():
-            found = iter(torch.autograd.grad(outs, present, seeds, retain_graph=retain, allow_unused=True)
-                         if present and outs else [None] * len(present))  # fmt: skip
-        for (slot, grad, overwrite), t in zip(leaves, wanted):
-            value: Any = next(found) if t is not None else None
-            base = env[grad.slot]
-            if value is None:
-                if not overwrite:
-                    continue
-                value = torch.zeros(slots[slot].shape, dtype=base.dtype, device=base.device)
-            if value.dtype is not base.dtype:
-                value = value.to(base.dtype)
-            if not overwrite:
-                value = _views.read(base, grad.view) + value
-            _views.write(base, grad.view, value)
-        for s, (kept, _) in zip(below, cuts):
-            passed = next(found)
-            if passed is not None:
-                aliases[(GRAD, s)] = (kept, passed)
-
-    return run
-
-
 def opaque_runner(step: OpaqueStep, slots: Sequence[Slot]) -> Runner:
     """The op's own function (bound to the trace's CONST storages); then the slots it wrote, reloaded."""
     fn = step.fn
@@ -311,7 +255,8 @@ def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Se
     """The segment as one function of its preloaded tensors, returning the tensors it publishes."""
     loads, publish = tuple(loads), tuple(publish)
 
-    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None) -> tuple[Any, ...]:
+    def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None,
+            storages: Any = None) -> tuple[Any, ...]:  # fmt: skip
         env, aliases = ([None] * size, {}) if shared is None else shared  # a chain's segments share theirs
         for s, t in zip(loads, tensors):
             env[s] = t
@@ -338,7 +283,8 @@ class Backend:
         self._compiled: Callable[..., Any] | None = None
         self._lock = threading.Lock()
 
-    def __call__(self, *tensors: Any, shared: Any = None) -> tuple[Any, ...]:
+    def __call__(self, *tensors: Any, shared: Any = None, storages: Any = None) -> tuple[Any, ...]:
+        """``storages``: the program's, by slot (a compiled segment keeps its leaves' aliases with them)."""
         if self.kind == "replay":
             return self.fn(*tensors, shared=shared)
         for t in tensors:  # a window of a tensor at an offset (from_torch of a part): compiled stages take
@@ -350,7 +296,7 @@ class Backend:
                 compiled = self._compiled or self._warm(tensors)
             if self.kind == "replay":
                 return self.fn(*tensors, shared=shared)
-        return compiled(*tensors, shared=shared)
+        return compiled(*tensors, shared=shared, storages=storages)
 
     def _warm(self, tensors: Sequence[Any]) -> Callable[..., Any]:
         """Compile, and run once on clones: a segment torch.compile cannot take falls back to replay."""

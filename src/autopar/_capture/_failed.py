@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autopar._capture import _backends
+from autopar._capture import _backends, _leaves
 from autopar._capture._backends import Runner
 from autopar._capture._cuts import CutBefore
 from autopar._capture._trace import BackwardStep, KernelStep, OpaqueStep, Operand, Slot, Step
@@ -160,7 +160,7 @@ class _Heads:
         part = replace(step, heads=tuple(step.heads[k] for k in good),
                        head_grads=tuple(step.head_grads[k] for k in good))
         try:
-            _backends.backward_runner(part, slots)(env, aliases)
+            _leaves.backward_runner(part, slots)(env, aliases)
         except Exception as error:  # its own failure, as its ops' step by step
             return _failures.new_named(step.name, device, error), {}
         return None, {g.slot: first for leaf, g, _ in step.leaves if leaf in reached}

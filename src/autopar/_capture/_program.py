@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 
-from autopar._capture import _backends, _cuts, _failed, _staged
+from autopar._capture import _backends, _cuts, _failed, _leaves, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
                                      requirement)
@@ -94,7 +94,7 @@ class Program:
                 elif type(step) is KernelStep:
                     runners.append(_backends.kernel_runner(step, self.slots))
                 elif type(step) is BackwardStep:
-                    runners.append(_backends.backward_runner(step, self.slots))
+                    runners.append(_leaves.backward_runner(step, self.slots))
                 else:
                     assert type(step) is OpaqueStep
                     runners.append(_backends.opaque_runner(step, self.slots))
@@ -274,7 +274,7 @@ def _run_segment(seg: Segment, storages: list[Any], shared: Any) -> None:
     if _failures.seen and _failed.stopped(seg.reads, storages, shared):  # a read failed: step by step
         _failed.run(seg, storages, shared, tensors)
         return
-    out = seg.run(*tensors, shared=shared)
+    out = seg.run(*tensors, shared=shared, storages=storages)
     for s, t in zip(seg.publish, out):
         storages[s].tensor = t.detach() if t.requires_grad else t
     if _failures.seen:  # pushed as a bulk op: the engine leaves the outcome of its writes to it

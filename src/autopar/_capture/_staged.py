@@ -13,7 +13,7 @@ training step (forward, backward, update) is thus three stages: forward and
 update fused by inductor, backward by AOTAutograd's compiled backward.
 
 A stage takes the tensors of the slots it reads that earlier steps made or
-the segment loaded (a leaf's *alias*, ``_backends._alias``, where a recorded
+the segment loaded (a leaf's *alias*, ``_leaves.kept_alias``, where a recorded
 step reads a leaf), and returns the slots it makes. Inside it, a write is
 functional -- the slot gets a new value -- and each input written is
 copied into once, at the end (an input mutation, which torch.compile
@@ -51,7 +51,7 @@ from typing import Any
 
 import torch
 
-from autopar._capture import _backends
+from autopar._capture import _backends, _leaves
 from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
 
 
@@ -144,14 +144,14 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
                 step = run_of[0]
                 assert type(step) is BackwardStep
                 needed |= step.reads
-                plan.append(("eager", _backends.backward_runner(step, slots)))
+                plan.append(("eager", _leaves.backward_runner(step, slots)))
                 continue
             fn, env_slots, alias_slots, outs = _stage(run_of, slots, size, needed)  # type: ignore[arg-type]
             plan.append(("stage", _compile(fn, f"{name}_{len(plan)}", cuda, cpp), env_slots, alias_slots, outs))
             needed |= set(env_slots) | set(alias_slots)
         plan.reverse()
 
-        def driver(*tensors: Any, shared: Any = None) -> tuple[Any, ...]:
+        def driver(*tensors: Any, shared: Any = None, storages: Any = None) -> tuple[Any, ...]:
             env, aliases = ([None] * size, {}) if shared is None else shared
             for s, t in zip(loads, tensors):
                 if t.storage_offset():  # views are taken at offset 0 in a compiled stage
@@ -163,7 +163,8 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
                         item[1](env, aliases)
                     continue
                 _, fn, env_slots, alias_slots, outs = item
-                args = [env[s] for s in env_slots] + [_backends._alias(env, aliases, s) for s in alias_slots]
+                args = [env[s] for s in env_slots]
+                args += [_leaves.kept_alias(env, aliases, storages, s) for s in alias_slots]
                 for o, t in zip(outs, fn(*args)):
                     env[o] = t
             return tuple(env[s] for s in publish)

@@ -78,6 +78,9 @@ class Storage(engine.Var):
     # Made in NumPy mode (``_dtypes``' note): ops on it follow NumPy's dtype defaults. A class attribute
     # (``NumpyStorage`` says True), so marking costs an array nothing: no slot to fill, one lookup to read.
     npmode = False
+    # A compiled capture's alias of this array as a leaf (``_capture._leaves.kept_alias``): set in the
+    # var's ``__dict__`` on the few arrays that are captured leaves, so a class-level default here.
+    leaf: Any = None
 
     def __init__(
         self,
