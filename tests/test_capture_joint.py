@@ -1,0 +1,127 @@
+"""A compiled training segment that is a forward and the backward of its loss runs as one graph
+(``_capture/_joint.py``): against eager execution, its fallback to the staged compile, and the lock
+that keeps a trace away from compiled calls on other threads."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import autopar as ap
+from autopar._capture import _joint
+from autopar._capture._backends import compiler_available
+
+
+def _mlp_loss(p, x, t):  # type: ignore[no-untyped-def]
+    from autopar.nn import functional as F
+
+    return F.cross_entropy(F.linear(F.relu(F.linear(x, p[0], p[1])), p[2], p[3]), t)
+
+
+def _trainer(capture: bool):  # type: ignore[no-untyped-def]
+    from autopar import parallel
+
+    rng = np.random.default_rng(2)
+    params = [ap.asarray((rng.standard_normal(s) * 0.3).astype(np.float32)) for s in [(16, 12), (16,), (4, 16), (4,)]]
+    replicas = parallel.replicate(params, [ap.cpu(0), ap.cpu(1)])
+    return replicas, parallel.DataParallel(replicas, parallel.sgd(lr=0.1), capture=capture)
+
+
+def _joint_drivers(trainer) -> list[bool]:  # type: ignore[no-untyped-def]
+    (program,) = trainer._batch_step.traces
+    return [seg.run._compiled.joint() for seg in program.segments
+            if seg.run.kind == "compile" and hasattr(seg.run._compiled, "joint")]  # fmt: skip
+
+
+@pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
+@pytest.mark.parametrize("traceable", [True, False])
+def test_each_devices_forward_and_backward_run_as_one_graph_as_eagerly(traceable: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import torch._inductor.config
+    from torch.fx.experimental import proxy_tensor
+
+    if not traceable:  # make_fx refuses the segment: the staged compile runs it, with the same results
+        def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise RuntimeError("make_fx cannot trace this")
+
+        monkeypatch.setattr(proxy_tensor, "make_fx", refuse)
+    entered = []
+    real_call = _joint.calls.call
+
+    def counted():  # type: ignore[no-untyped-def]
+        entered.append(threading.get_ident())
+        return real_call()
+
+    monkeypatch.setattr(_joint.calls, "call", counted)
+    with torch._inductor.config.patch(compile_threads=1):
+        ap.set_cpu_devices(2)
+        try:
+            rng = np.random.default_rng(0)
+            X = ap.asarray(rng.standard_normal((8, 12)).astype(np.float32))
+            y = ap.asarray(rng.integers(0, 4, 8))
+            eager, eager_trainer = _trainer(False)
+            mine, trainer = _trainer(True)
+            for _ in range(3):
+                want = eager_trainer.step_batch(_mlp_loss, X, y)
+                got = trainer.step_batch(_mlp_loss, X, y)
+                np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-5)
+            for e, m in zip(eager, mine):
+                for a, b in zip(e, m):
+                    np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
+                    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+            assert _joint_drivers(trainer) == [traceable, traceable]  # one per device
+            assert len(set(entered)) >= 2  # every compiled call, on each lane, claims the lock
+        finally:
+            ap.waitall()
+            ap.set_cpu_devices(1)
+
+
+def test_a_trace_waits_for_the_calls_in_flight_and_holds_new_ones_back() -> None:
+    calls = _joint.Calls()
+    waiting = threading.Event()
+    real_wait = calls._cond.wait
+
+    def wait(*args):  # type: ignore[no-untyped-def]
+        waiting.set()  # (this thread is about to wait: what it waits for has not happened)
+        return real_wait(*args)
+
+    calls._cond.wait = wait  # type: ignore[method-assign]
+    events: list[str] = []
+
+    def tracing() -> None:
+        with calls.trace():
+            events.append("traced")
+
+    with calls.call():  # a compiled call in flight
+        tracer = threading.Thread(target=tracing)
+        tracer.start()
+        waiting.wait()
+        events.append("call ends")
+    tracer.join()
+    assert events == ["call ends", "traced"]
+
+    waiting.clear()
+    events.clear()
+    in_trace, done = threading.Event(), threading.Event()
+
+    def long_trace() -> None:
+        with calls.trace():
+            in_trace.set()
+            done.wait()
+            events.append("trace ends")
+
+    def calling() -> None:
+        with calls.call():
+            events.append("called")
+
+    tracer = threading.Thread(target=long_trace)
+    tracer.start()
+    in_trace.wait()
+    caller = threading.Thread(target=calling)
+    caller.start()
+    waiting.wait()  # the call waits for the trace
+    done.set()
+    tracer.join()
+    caller.join()
+    assert events == ["trace ends", "called"]
