@@ -125,3 +125,41 @@ def test_a_trace_waits_for_the_calls_in_flight_and_holds_new_ones_back() -> None
     tracer.join()
     caller.join()
     assert events == ["trace ends", "called"]
+
+
+_FIRST_COMPILE = """
+import numpy as np
+import autopar as ap
+from autopar import parallel
+from autopar.nn import functional as F, models
+ap.set_cpu_devices(2)
+rng = np.random.default_rng(0)
+net = models.build("lenet", 0)
+replicas = parallel.replicate(net.params, [ap.cpu(0), ap.cpu(1)])
+trainer = parallel.DataParallel(replicas, parallel.sgd(lr=0.1), capture=True)
+X = ap.asarray(rng.standard_normal((8, 1, 28, 28)).astype(np.float32))
+y = ap.asarray(rng.integers(0, 10, 8))
+loss = lambda p, x, t: F.cross_entropy(net(x, p), t)
+for _ in range(2):
+    trainer.step_batch(loss, X, y)
+ap.waitall()
+(program,) = trainer._batch_step.traces
+for seg in program.segments:
+    print(seg.device, seg.lane, seg.run.kind, seg.run.reason)
+"""
+
+
+@pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
+def test_the_first_compiles_of_a_process_on_several_lanes_at_once_all_compile() -> None:
+    # In a fresh process nothing of torch.compile is imported: lanes compiling their first segments
+    # together imported it on several threads at once, got partially initialized modules and replayed.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", _FIRST_COMPILE], capture_output=True, text=True, env=env,
+                         timeout=600, check=True).stdout  # fmt: skip
+    lines = [line for line in out.splitlines() if line.startswith("cpu:")]
+    assert lines and all(" compile " in line or "engine op pushed directly" in line for line in lines), out
+    assert sum(" compute compile " in line for line in lines) == 2, out  # each device's forward and backward

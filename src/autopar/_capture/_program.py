@@ -84,6 +84,8 @@ class Program:
                 if type(step) is BackwardStep and step.point >= 0:
                     self.cuts.setdefault(seg.chain, {})[step.point] = step.below
         why_not = _backends.compiler_available() if mode != "replay" else ""
+        if mode != "replay" and not why_not:
+            _backends.load_compiler()
         for seg in self.segments:
             runners: list[_backends.Runner] = []
             frontiers = self._cut_frontiers(seg)
