@@ -202,3 +202,19 @@ def test_the_first_compiles_of_a_process_on_several_lanes_at_once_all_compile() 
     lines = [line for line in out.splitlines() if line.startswith("cpu:")]
     assert lines and all(" compile " in line or "engine op pushed directly" in line for line in lines), out
     assert sum(" compute compile " in line for line in lines) == 2, out  # each device's forward and backward
+
+
+def test_a_capture_that_only_replays_does_not_import_the_compiler() -> None:
+    # The compiler's stack is imported where a segment will compile: importing it costs over a second,
+    # which a captured function that replays (here: it draws random numbers) does not pay.
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys, autopar as ap\n"
+              "g = ap.capture(lambda n: ap.random.uniform(size=(n,)) + 1)\n"
+              "g(4).numpy()\n"
+              "print([s.run.kind for s in g.traces[0].segments], 'torch._dynamo' in sys.modules)\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ),
+                         timeout=300, check=True).stdout  # fmt: skip
+    assert out.split() == ["['replay']", "False"], out
