@@ -77,6 +77,45 @@ def test_each_devices_forward_and_backward_run_as_one_graph_as_eagerly(traceable
             ap.set_cpu_devices(1)
 
 
+@pytest.mark.skipif(bool(compiler_available()), reason="torch.compile cannot run here")
+@pytest.mark.parametrize("twice", [False, True])
+def test_a_captured_forward_and_backward_adds_into_grad_views_as_eagerly(twice: bool) -> None:  # type: ignore[no-untyped-def]
+    # No update in the step: the segment is the forward and its backward alone (one graph), the
+    # gradients added into views of one buffer; with a second backward over the retained graph the
+    # segment is not that shape, and the staged compile runs it (both backwards).
+    import torch._inductor.config
+
+    from autopar import autograd
+
+    def step(X, w, b):  # type: ignore[no-untyped-def]
+        with autograd.record():
+            loss = ((ap.tanh(ap.matmul(X, w) + b) * w.sum() - 1) ** 2).mean()
+        loss.backward(retain_graph=twice)
+        if twice:
+            loss.backward()
+        return loss
+
+    def params():  # type: ignore[no-untyped-def]
+        w = ap.asarray(np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32))
+        b = ap.zeros(2)
+        for p in (w, b):
+            p.attach_grad(grad_req="add")
+        buf = ap.ones(12) * 0.5
+        w.grad, b.grad = buf[:6].reshape(3, 2), buf[11:7:-2]  # (b's: reversed, strided, at an offset)
+        return w, b, buf
+
+    with torch._inductor.config.patch(compile_threads=1):
+        captured = ap.capture(step, mode="compile")
+        X = ap.asarray(np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32))
+        eager, mine = params(), params()
+        for _ in range(3):
+            np.testing.assert_allclose(captured(X, *mine[:2]).numpy(), step(X, *eager[:2]).numpy(), rtol=1e-5)
+            np.testing.assert_allclose(mine[2].numpy(), eager[2].numpy(), rtol=1e-5, atol=1e-6)
+        (program,) = captured.traces
+        (seg,) = program.segments
+        assert seg.run._compiled is not None and getattr(seg.run._compiled, "joint", lambda: False)() is not twice
+
+
 def test_a_trace_waits_for_the_calls_in_flight_and_holds_new_ones_back() -> None:
     calls = _joint.Calls()
     waiting = threading.Event()
@@ -163,3 +202,19 @@ def test_the_first_compiles_of_a_process_on_several_lanes_at_once_all_compile() 
     lines = [line for line in out.splitlines() if line.startswith("cpu:")]
     assert lines and all(" compile " in line or "engine op pushed directly" in line for line in lines), out
     assert sum(" compute compile " in line for line in lines) == 2, out  # each device's forward and backward
+
+
+def test_a_capture_that_only_replays_does_not_import_the_compiler() -> None:
+    # The compiler's stack is imported where a segment will compile: importing it costs over a second,
+    # which a captured function that replays (here: it draws random numbers) does not pay.
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys, autopar as ap\n"
+              "g = ap.capture(lambda n: ap.random.uniform(size=(n,)) + 1)\n"
+              "g(4).numpy()\n"
+              "print([s.run.kind for s in g.traces[0].segments], 'torch._dynamo' in sys.modules)\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ),
+                         timeout=300, check=True).stdout  # fmt: skip
+    assert out.split() == ["['replay']", "False"], out

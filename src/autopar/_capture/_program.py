@@ -84,8 +84,6 @@ class Program:
                 if type(step) is BackwardStep and step.point >= 0:
                     self.cuts.setdefault(seg.chain, {})[step.point] = step.below
         why_not = _backends.compiler_available() if mode != "replay" else ""
-        if mode != "replay" and not why_not:
-            _backends.load_compiler()
         for seg in self.segments:
             runners: list[_backends.Runner] = []
             frontiers = self._cut_frontiers(seg)
@@ -135,6 +133,8 @@ class Program:
                         make = _joint.make(seg_steps, self.slots, len(self.slots), seg.loads, seg.publish, name, make)
             seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
             seg.run.reason = reason
+        if any(seg.run.kind == "compile" for seg in self.segments):
+            _backends.load_compiler()  # (here, before lanes compile; not where every segment replays)
 
     # -- a backward cut at gradient buckets (``_cuts.py``) ---------------------------------------------------
 
