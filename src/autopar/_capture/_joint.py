@@ -27,7 +27,10 @@ Tracing with ``make_fx`` sets a flag of ``torch.fx`` for the whole process,
 under which a compiled function called on another thread raises. So every
 compiled call of a capture holds a shared claim (``calls``, a
 readers-writer lock) and a trace an exclusive one: it waits for the calls in
-flight and holds new ones back while it traces, and only then.
+flight and holds new ones back while it traces, and only then. Not covered:
+torch's own traces while it compiles a staged backward at its first
+``torch.autograd.grad`` on a lane (an inductor pass traces with ``make_fx``
+there, outside torch's compiling mark) -- seen in a stack, not seen to fail.
 
 Any failure to trace or compile falls back to the staged compile of the
 same segment, which ``Backend`` falls back from in turn (to replay).
