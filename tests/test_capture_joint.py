@@ -13,6 +13,8 @@ import autopar as ap
 from autopar._capture import _joint
 from autopar._capture._backends import compiler_available
 
+from _helpers import trains_as_eagerly
+
 
 def _mlp_loss(p, x, t):  # type: ignore[no-untyped-def]
     from autopar.nn import functional as F
@@ -57,19 +59,8 @@ def test_each_devices_forward_and_backward_run_as_one_graph_as_eagerly(traceable
     with torch._inductor.config.patch(compile_threads=1):
         ap.set_cpu_devices(2)
         try:
-            rng = np.random.default_rng(0)
-            X = ap.asarray(rng.standard_normal((8, 12)).astype(np.float32))
-            y = ap.asarray(rng.integers(0, 4, 8))
-            eager, eager_trainer = _trainer(False)
             mine, trainer = _trainer(True)
-            for _ in range(3):
-                want = eager_trainer.step_batch(_mlp_loss, X, y)
-                got = trainer.step_batch(_mlp_loss, X, y)
-                np.testing.assert_allclose([g.item() for g in got], [w.item() for w in want], rtol=1e-5)
-            for e, m in zip(eager, mine):
-                for a, b in zip(e, m):
-                    np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-5, atol=1e-6)
-                    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+            trains_as_eagerly(_trainer(False), (mine, trainer), _mlp_loss)
             assert _joint_drivers(trainer) == [traceable, traceable]  # one per device
             assert len(set(entered)) >= 2  # every compiled call, on each lane, claims the lock
         finally:
