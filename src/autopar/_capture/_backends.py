@@ -331,6 +331,22 @@ class Backend:
         return compiled
 
 
+_compiler_loaded = False
+
+
+def load_compiler() -> None:
+    """Import torch.compile's stack here, on the thread that traces: lanes that compile their first
+    segments at once would import it on several threads together, and its modules import each other
+    (two lanes got "partially initialized module 'torch._dynamo'" and fell back to replay)."""
+    global _compiler_loaded
+    if not _compiler_loaded:
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.compile_fx  # noqa: F401
+        import torch.fx.experimental.proxy_tensor  # noqa: F401
+
+        _compiler_loaded = True
+
+
 def compiler_available() -> str:
     """Empty when torch.compile can run here; else why not."""
     import shutil

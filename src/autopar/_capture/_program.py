@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 
-from autopar._capture import _backends, _cuts, _failed, _leaves, _staged
+from autopar._capture import _backends, _cuts, _failed, _joint, _leaves, _staged
 from autopar._capture._segments import Segment, has_opaque, has_random, split
 from autopar._capture._trace import (ARG, CONST, GRAD, INTERNAL, BackwardStep, KernelStep, OpaqueStep, Slot, Tracer,
                                      requirement)
@@ -128,8 +128,13 @@ class Program:
                     make = partial(make, cpp=False)  # (_staged's note: the C++ wrapper pays in training steps)
                 elif seg.device.kind == "cpu":
                     fallback = partial(make, cpp=False)
+                    seg_steps = [self.steps[i] for i in seg.steps]
+                    if not cuts and _joint.fits(seg_steps):  # a forward and its backward: one graph
+                        make = _joint.make(seg_steps, self.slots, len(self.slots), seg.loads, seg.publish, name, make)
             seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
             seg.run.reason = reason
+        if any(seg.run.kind == "compile" for seg in self.segments):
+            _backends.load_compiler()  # (here, before lanes compile; not where every segment replays)
 
     # -- a backward cut at gradient buckets (``_cuts.py``) ---------------------------------------------------
 

@@ -36,6 +36,11 @@ back at its end to release its tensors, which costs more than the wrapper
 saves on a short fused elementwise kernel (the captured ``x += 2*y`` loop:
 5% slower per call with the C++ wrapper).
 
+A training segment that is only a forward and the backward of its loss --
+each device's share of a data-parallel step -- is compiled as one graph
+instead (``_joint.py``), with this staged compile as its fallback; every
+compiled call here claims ``_joint.calls``, which a trace waits for.
+
 A backward cut at gradient buckets (``_cuts.py``) cuts the forward into
 stages at the same points (``cuts``), and the driver cuts the torch graph
 between them, as replay does (``_cuts.CutBefore``): each *frontier* a piece
@@ -51,7 +56,7 @@ from typing import Any
 
 import torch
 
-from autopar._capture import _backends, _leaves
+from autopar._capture import _backends, _joint, _leaves
 from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
 
 
@@ -165,7 +170,9 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
                 _, fn, env_slots, alias_slots, outs = item
                 args = [env[s] for s in env_slots]
                 args += [_leaves.kept_alias(env, aliases, storages, s) for s in alias_slots]
-                for o, t in zip(outs, fn(*args)):
+                with _joint.calls.call():  # (not while a segment is traced: _joint.py)
+                    made = fn(*args)
+                for o, t in zip(outs, made):
                     env[o] = t
             return tuple(env[s] for s in publish)
 
