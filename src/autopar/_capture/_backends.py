@@ -257,6 +257,7 @@ def body(runners: Sequence[Runner], size: int, loads: Sequence[int], publish: Se
 
     def run(*tensors: Any, shared: tuple[list[Any], dict[Any, Any]] | None = None,
             storages: Any = None) -> tuple[Any, ...]:  # fmt: skip
+        # (``storages``: the compiled drivers' argument, which ``Backend`` may hand this function too; unused)
         env, aliases = ([None] * size, {}) if shared is None else shared  # a chain's segments share theirs
         for s, t in zip(loads, tensors):
             env[s] = t
@@ -329,6 +330,11 @@ class Backend:
                 return self.fn
         self._compiled = compiled
         return compiled
+
+
+def no_guards(entries: Sequence[Any]) -> list[bool]:
+    """dynamo's ``guard_filter_fn`` of a compiled segment: no guards (the note above says why)."""
+    return [False] * len(entries)
 
 
 _compiler_loaded = False

@@ -45,8 +45,8 @@ from typing import Any
 
 import torch
 
-from autopar._capture import _backends, _leaves
-from autopar._capture._trace import BackwardStep, KernelStep, Slot, Step
+from autopar._capture import _backends
+from autopar._capture._trace import BackwardStep, KernelStep, Step
 
 
 class Calls:
@@ -96,16 +96,11 @@ def fits(seg_steps: Sequence[Step]) -> bool:
             and bool(forward) and all(type(s) is KernelStep and s.grad for s in forward))  # fmt: skip
 
 
-def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Sequence[int], publish: Sequence[int],
-         name: str, staged: Callable[..., Callable[..., Any]]) -> Callable[..., Callable[..., Any]]:  # fmt: skip
-    """A factory of the segment's joint driver; ``staged``: the staged compile's factory, its fallback."""
+def make(replay: Callable[..., tuple[Any, ...]],
+         staged: Callable[..., Callable[..., Any]]) -> Callable[..., Callable[..., Any]]:  # fmt: skip
+    """A factory of the joint driver of a segment that ``fits``: ``replay``, the segment's replay
+    (``_backends.body``), traced and compiled; ``staged``: the staged compile's factory, its fallback."""
     from torch.fx.experimental.proxy_tensor import make_fx
-
-    *forward, backward = seg_steps
-    assert type(backward) is BackwardStep
-    runners = [_backends.kernel_runner(s, slots) for s in forward if type(s) is KernelStep]
-    runners.append(_leaves.backward_runner(backward, slots))
-    replay = _backends.body(runners, size, loads, publish)
 
     def factory(cpp: bool = True) -> Callable[..., Any]:
         compiled: list[Any] = []  # the compiled graph, once traced (or the staged driver, if tracing failed)
@@ -114,7 +109,7 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
             try:
                 with calls.trace():
                     graph = make_fx(lambda *ts: replay(*ts))(*tensors)  # (runs the segment once, on the warm-up's clones)
-                options: dict[str, Any] = {"guard_filter_fn": _no_guards, "cpp_wrapper": cpp}
+                options: dict[str, Any] = {"guard_filter_fn": _backends.no_guards, "cpp_wrapper": cpp}
                 return torch.compile(graph, dynamic=False, fullgraph=True, options=options)
             except Exception:  # make_fx or dynamo refused: the staged compile, as for any segment
                 return staged(cpp)
@@ -132,7 +127,3 @@ def make(seg_steps: Sequence[Step], slots: Sequence[Slot], size: int, loads: Seq
         return driver
 
     return factory
-
-
-def _no_guards(entries: Sequence[Any]) -> list[bool]:
-    return [False] * len(entries)

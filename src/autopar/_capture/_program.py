@@ -86,6 +86,7 @@ class Program:
         why_not = _backends.compiler_available() if mode != "replay" else ""
         for seg in self.segments:
             runners: list[_backends.Runner] = []
+            seg_steps = [self.steps[i] for i in seg.steps]
             frontiers = self._cut_frontiers(seg)
             for i in seg.steps:
                 step = self.steps[i]
@@ -100,7 +101,7 @@ class Program:
                     runners.append(_backends.opaque_runner(step, self.slots))
             seg.loads = tuple(s for s in seg.loads if self.slots[s].dtype is not None)
             fn = _backends.body(runners, len(self.slots), seg.loads, seg.publish)
-            seg.stepwise = _failed.Stepwise([self.steps[i] for i in seg.steps], runners, self.slots)
+            seg.stepwise = _failed.Stepwise(seg_steps, runners, self.slots)
             kind, reason = "replay", ""
             if mode != "replay":
                 kernels = sum(1 for i in seg.steps if type(self.steps[i]) is KernelStep)
@@ -122,15 +123,14 @@ class Program:
             if kind == "compile":
                 cuts: dict[int, _backends.Runner] = {k: r.detach for k, r in enumerate(runners)
                                                      if type(r) is _cuts.CutBefore}  # fmt: skip
-                make = _staged.make([self.steps[i] for i in seg.steps], self.slots, len(self.slots), seg.loads,
-                                    seg.publish, name, seg.device.kind == "cuda", cuts)  # fmt: skip
+                make = _staged.make(seg_steps, self.slots, len(self.slots), seg.loads, seg.publish, name,
+                                    seg.device.kind == "cuda", cuts)  # fmt: skip
                 if seg.device.kind == "cpu" and not _trains(self.steps, seg):
                     make = partial(make, cpp=False)  # (_staged's note: the C++ wrapper pays in training steps)
                 elif seg.device.kind == "cpu":
                     fallback = partial(make, cpp=False)
-                    seg_steps = [self.steps[i] for i in seg.steps]
-                    if not cuts and _joint.fits(seg_steps):  # a forward and its backward: one graph
-                        make = _joint.make(seg_steps, self.slots, len(self.slots), seg.loads, seg.publish, name, make)
+                    if not cuts and _joint.fits(seg_steps):  # a forward and its backward: one graph, of its replay
+                        make = _joint.make(fn, make)
             seg.run = _backends.Backend(fn, kind, make, choose=mode == "fastest", fallback=fallback)
             seg.run.reason = reason
         if any(seg.run.kind == "compile" for seg in self.segments):

@@ -60,17 +60,13 @@ from autopar._capture import _backends, _joint, _leaves
 from autopar._capture._trace import BackwardStep, KernelStep, Operand, Slot, Step
 
 
-def _no_guards(entries: Sequence[Any]) -> list[bool]:
-    return [False] * len(entries)
-
-
 def _compile(fn: Callable[..., Any], name: str, cuda: bool, cpp: bool) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"_stage": fn}
     safe = "".join(c if c.isalnum() else "_" for c in name)
     exec(f"def captured_{safe}(*tensors):\n    return _stage(*tensors)\n", namespace)
     # fullgraph: no guards is safe only for one graph (a graph break would resume in frames whose
     # code all runners share, and a frame compiled without guards would be reused for another)
-    options: dict[str, Any] = {"guard_filter_fn": _no_guards}
+    options: dict[str, Any] = {"guard_filter_fn": _backends.no_guards}
     if cpp and not cuda:
         options["cpp_wrapper"] = True
     compiled: Callable[..., Any] = torch.compile(namespace[f"captured_{safe}"], dynamic=False, fullgraph=True,
